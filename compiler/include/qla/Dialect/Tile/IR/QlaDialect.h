@@ -1,0 +1,31 @@
+// The qla dialect: types, attributes and ops. Include this to use any of them.
+#ifndef QLA_DIALECT_TILE_IR_QLADIALECT_H
+#define QLA_DIALECT_TILE_IR_QLADIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "qla/Dialect/Tile/IR/QlaEnums.h.inc"
+#include "qla/Dialect/Tile/IR/QlaDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "qla/Dialect/Tile/IR/QlaAttrs.h.inc"
+#define GET_TYPEDEF_CLASSES
+#include "qla/Dialect/Tile/IR/QlaTypes.h.inc"
+#define GET_OP_CLASSES
+#include "qla/Dialect/Tile/IR/QlaOps.h.inc"
+
+namespace qla {
+/// Bytes of one element of a tile or tensor element type.
+int64_t elementBytes(mlir::Type t);
+/// The kernel's threads per block (qla.block), or 0 when the function is not a kernel.
+int64_t kernelThreads(mlir::Operation *kernel);
+} // namespace qla
+
+#endif

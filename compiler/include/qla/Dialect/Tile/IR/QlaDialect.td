@@ -1,0 +1,36 @@
+#ifndef QLA_DIALECT_TD
+#define QLA_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Qla_Dialect : Dialect {
+  let name = "qla";
+  let cppNamespace = "::qla";
+  let summary = "Tile-level kernels for NVIDIA Hopper";
+  let description = [{
+    Global tensors, shared-memory tiles and register fragments, and the ops that move and compute on
+    them (copy, gemm, fill, map, store, pipelined loops). Lower-level ops (rings of shared tiles,
+    TMA loads, wgmma waits) are produced by the passes and lowered to NVVM.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+  let extraClassDeclaration = [{
+    /// Discardable attributes on a func.func that make it a kernel.
+    static constexpr llvm::StringLiteral kKernelAttr = "qla.kernel";
+    static constexpr llvm::StringLiteral kGridAttr = "qla.grid";
+    static constexpr llvm::StringLiteral kBlockAttr = "qla.block";
+    static constexpr llvm::StringLiteral kSmemAttr = "qla.smem_bytes";
+    /// On the module after lowering: each kernel's parameters and launch shape.
+    static constexpr llvm::StringLiteral kAbiAttr = "qla.abi";
+  private:
+    void registerTypes();
+    void registerAttributes();
+  public:
+  }];
+}
+
+class Qla_Op<string mnemonic, list<Trait> traits = []> : Op<Qla_Dialect, mnemonic, traits>;
+
+#endif

@@ -1,0 +1,166 @@
+#ifndef QLA_OPS_TD
+#define QLA_OPS_TD
+
+include "qla/Dialect/Tile/IR/QlaTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/LoopLikeInterface.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/BuiltinAttributes.td"
+
+//===----------------------------------------------------------------------===//
+// Tile level: what a kernel author writes.
+//===----------------------------------------------------------------------===//
+
+def Qla_BlockIdOp : Qla_Op<"block_id", [Pure]> {
+  let summary = "index of this thread block along a grid dimension";
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<2>]>:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+def Qla_CopyOp : Qla_Op<"copy", [MemoryEffects<[MemRead]>]> {
+  let summary = "load a tile of a global tensor into shared memory";
+  let description = [{
+    `%t = qla.copy %A[%i, %j]` reads the box of `%A` whose first element is at element offsets
+    (%i, %j) into a fresh shared-memory tile. Elements past the tensor's bounds read as zero. The
+    compiler lowers it to a TMA load when it can, and says why in a remark when it cannot.
+  }];
+  let arguments = (ins Qla_TensorType:$source, Variadic<Index>:$offsets);
+  let results = (outs Qla_SmemTile:$result);
+  let assemblyFormat = "$source `[` $offsets `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Qla_FillOp : Qla_Op<"fill", [Pure]> {
+  let summary = "a register fragment with every element set to a constant";
+  let arguments = (ins TypedAttrInterface:$value);
+  let results = (outs Qla_FragTile:$result);
+  let assemblyFormat = "$value attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Qla_GemmOp : Qla_Op<"gemm", [MemoryEffects<[MemRead]>]> {
+  let summary = "acc + A·B (or A·Bᵀ with transpose_b), A and B in shared memory, acc a register fragment";
+  let arguments = (ins Qla_SmemTile:$a, Qla_SmemTile:$b, Qla_FragTile:$acc,
+                       UnitAttr:$transpose_b, UnitAttr:$async);
+  let results = (outs Qla_FragTile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b)) `,` qualified(type($acc))
+      `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Qla_MapOp : Qla_Op<"map", [Pure, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "elementwise function of one or more fragments of the same shape";
+  let description = [{
+    The region takes one scalar per input (the element types) and yields the result's element.
+    ```
+    %c = qla.map %acc : !qla.tile<128x256xf32, frag> -> !qla.tile<128x256xbf16, frag> {
+    ^bb0(%x: f32):
+      %y = arith.truncf %x : f32 to bf16
+      qla.yield %y : bf16
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Qla_FragTile>:$inputs);
+  let results = (outs Qla_FragTile:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$inputs `:` qualified(type($inputs)) `->` qualified(type($result)) $body attr-dict";
+  let hasVerifier = 1;
+}
+
+def Qla_StoreOp : Qla_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "store a tile into a global tensor at element offsets; elements past the bounds are dropped";
+  let arguments = (ins Qla_AnyTile:$value, Qla_TensorType:$dest, Variadic<Index>:$offsets);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $offsets `]` attr-dict `:` qualified(type($value)) `,` qualified(type($dest))
+  }];
+  let hasVerifier = 1;
+}
+
+def Qla_ForOp : Qla_Op<"for", [SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<LoopLikeOpInterface, ["getLoopInductionVars", "getLoopResults",
+                                                    "getRegionIterArgs", "getInitsMutable",
+                                                    "getYieldedValuesMutable"]>]> {
+  let summary = "a loop over tiles; with stages > 1 its copies are pipelined";
+  let description = [{
+    `stages` asks the `qla-pipeline` pass for that many shared-memory buffers per copy in the body,
+    so loads of later iterations overlap the compute of this one.
+  }];
+  let arguments = (ins Index:$lowerBound, Index:$upperBound, Index:$step, Variadic<AnyType>:$initArgs,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>, "1">:$stages);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $lowerBound `to` $upperBound `step` $step (`iter_args` `(` $initArgs^ `:` qualified(type($initArgs)) `)`)?
+      (`->` qualified(type($results))^)? $body attr-dict
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$lb, "::mlir::Value":$ub, "::mlir::Value":$step,
+                                 "::mlir::ValueRange":$inits, "int64_t":$stages)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block *getBodyBlock() { return &getBody().front(); }
+    ::mlir::BlockArgument getInductionVar() { return getBodyBlock()->getArgument(0); }
+  }];
+}
+
+def Qla_YieldOp : Qla_Op<"yield", [Pure, Terminator, ReturnLike,
+                                   ParentOneOf<["ForOp", "MapOp"]>]> {
+  let summary = "ends a qla.for or qla.map body";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Target level: produced by the passes, lowered to NVVM.
+//===----------------------------------------------------------------------===//
+
+def Qla_SmemAllocOp : Qla_Op<"smem_alloc"> {
+  let summary = "a shared-memory buffer at a byte offset of the kernel's dynamic shared memory";
+  let description = [{
+    The offset is assigned by `qla-plan-smem`; before that it is absent. A rank-(n+1) tile is a ring
+    of n-dimensional slots, indexed with `qla.slot`.
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs Qla_SmemTile:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Qla_SlotOp : Qla_Op<"slot", [Pure]> {
+  let summary = "one slot of a shared-memory ring";
+  let arguments = (ins Qla_SmemTile:$ring, Index:$index);
+  let results = (outs Qla_SmemTile:$result);
+  let assemblyFormat = "$ring `[` $index `]` attr-dict `:` qualified(type($ring)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Qla_TmaLoadOp : Qla_Op<"tma_load", [AttrSizedOperandSegments]> {
+  let summary = "asynchronous TMA copy of a box of a global tensor into a shared tile, completing on an mbarrier";
+  let description = [{
+    Issued by one thread. The box is the destination tile's shape; the kernel gets one TMA descriptor
+    per distinct (tensor, box, swizzle), passed by value as a `__grid_constant__` parameter. The
+    mbarrier is `barriers[barrier_index]` of an `nvgpu.mbarrier.group`. `qla-convert-to-nvvm` binds
+    `descriptor` to the kernel parameter that carries the tensor map.
+  }];
+  let arguments = (ins Qla_TensorType:$source, Variadic<Index>:$offsets, Qla_SmemTile:$dest,
+                       AnyType:$barriers, Index:$barrierIndex, Optional<AnyType>:$descriptor);
+  let assemblyFormat = [{
+    $source `[` $offsets `]` `,` $dest `,` $barriers `[` $barrierIndex `]`
+      (`descriptor` $descriptor^ `:` type($descriptor))? attr-dict `:`
+      qualified(type($source)) `,` qualified(type($dest)) `,` qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+}
+
+def Qla_AsyncWaitOp : Qla_Op<"async_wait"> {
+  let summary = "wait until at most `pending` groups of asynchronous gemms are in flight";
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<7>]>:$pending);
+  let assemblyFormat = "$pending attr-dict";
+}
+
+#endif

@@ -1,0 +1,58 @@
+#ifndef QLA_TRANSFORMS_PASSES_TD
+#define QLA_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def QlaPipeline : Pass<"qla-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Multi-buffer the copies of qla.for loops and overlap them with compute through TMA and mbarrier rings";
+  let description = [{
+    For each `qla.for` with `stages` >= 2, every `qla.copy` of the body becomes a ring of `stages`
+    shared-memory slots filled by TMA (`qla.tma_load`) and guarded by two mbarrier rings: *full*
+    (one arrive with expect_tx by the issuing thread, completed by the TMA bytes) and *empty* (one
+    arrive per consumer warpgroup once its wgmma groups reading the slot have retired). Iteration i
+    uses slot `i % stages` with phase parity `(i / stages) & 1`. A prologue fills the first
+    `stages` slots; the refill of slot `(i-1) % stages` for iteration `i-1+stages` is issued after
+    iteration i has waited for the gemms of iteration i-1. gemms in the loop become asynchronous
+    (`async`) with one group left in flight. A copy that TMA cannot perform is reported in a remark
+    with the reason, and the loop is left alone.
+  }];
+  let dependentDialects = ["::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
+def QlaAssignLayouts : Pass<"qla-assign-layouts", "::mlir::ModuleOp"> {
+  let summary = "Choose shared-memory swizzles and register-fragment layouts";
+  let description = [{
+    A shared tile whose rows are 32, 64 or 128 bytes gets that swizzle (the largest that divides its
+    row), which is used for both its TMA box and its wgmma descriptors. A 2-D f32/bf16 fragment is
+    distributed like wgmma accumulators over the kernel's warpgroups (rows split in blocks of 64).
+  }];
+}
+
+def QlaPlanSmem : Pass<"qla-plan-smem", "::mlir::ModuleOp"> {
+  let summary = "Place shared-memory buffers in the kernel's dynamic shared memory";
+  let description = [{
+    Gives every `qla.smem_alloc` a byte offset (1024-byte aligned for swizzled tiles, which TMA and
+    wgmma require) and records the total in the kernel's `qla.smem_bytes`. Fails with an error
+    naming the buffers when the total exceeds the budget.
+  }];
+  let options = [
+    Option<"budgetBytes", "budget", "int64_t", /*default=*/"232448",
+           "dynamic shared memory available to one block (227 KiB on sm_90)">
+  ];
+}
+
+def QlaConvertToNVVM : Pass<"qla-convert-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Lower qla kernels to the LLVM and NVVM dialects";
+  let description = [{
+    Kernels become `llvm.func`s with `nvvm.kernel`. Each tensor argument becomes a global pointer;
+    each distinct TMA (tensor, box, swizzle) becomes a by-value `__grid_constant__` CUtensorMap
+    parameter appended after them. The kernel's ABI (parameters, tensor maps, launch shape, shared
+    memory) is recorded in the `qla.abi` attribute of the module for the runtime's manifest.
+    gemm lowers to wgmma with shared-memory descriptors that match the tiles' swizzle.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
+}
+
+#endif

@@ -1,0 +1,291 @@
+// The qla dialect's registration, its types' syntax and verifiers, and kernel attribute checks.
+#include "qla/Dialect/Tile/IR/QlaDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace qla;
+
+#include "qla/Dialect/Tile/IR/QlaDialect.cpp.inc"
+#include "qla/Dialect/Tile/IR/QlaEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "qla/Dialect/Tile/IR/QlaAttrs.cpp.inc"
+#define GET_TYPEDEF_CLASSES
+#include "qla/Dialect/Tile/IR/QlaTypes.cpp.inc"
+
+void QlaDialect::initialize() {
+  registerTypes();
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "qla/Dialect/Tile/IR/QlaOps.cpp.inc"
+      >();
+}
+
+void QlaDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "qla/Dialect/Tile/IR/QlaTypes.cpp.inc"
+      >();
+}
+
+void QlaDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "qla/Dialect/Tile/IR/QlaAttrs.cpp.inc"
+      >();
+}
+
+int64_t qla::elementBytes(Type t) {
+  if (t.isIntOrFloat())
+    return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+  return 0;
+}
+
+int64_t qla::kernelThreads(Operation *kernel) {
+  auto block = kernel->getAttrOfType<DenseI64ArrayAttr>(QlaDialect::kBlockAttr);
+  if (!block)
+    return 0;
+  int64_t n = 1;
+  for (int64_t d : block.asArrayRef())
+    n *= d;
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bytes) {
+  if (bytes != 0 && bytes != 32 && bytes != 64 && bytes != 128)
+    return emitError() << "swizzle must be 0, 32, 64 or 128 bytes, got " << bytes;
+  return success();
+}
+
+LogicalResult WgmmaAccLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                         int64_t warpgroups) {
+  if (warpgroups < 1 || warpgroups > 4)
+    return emitError() << "wgmma_acc layout needs 1 to 4 warpgroups, got " << warpgroups;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+static bool isSupportedElementType(Type t) {
+  return t.isBF16() || t.isF16() || t.isF32() || t.isF64() || t.isInteger(32) || t.isInteger(8);
+}
+
+SmallVector<int64_t> qla::TensorType::getEffectiveStrides() const {
+  if (!getStrides().empty())
+    return SmallVector<int64_t>(getStrides());
+  SmallVector<int64_t> strides(getRank(), 1);
+  for (int64_t i = getRank() - 2; i >= 0; --i) {
+    int64_t next = getShape()[i + 1];
+    strides[i] = (next == ShapedType::kDynamic || strides[i + 1] == ShapedType::kDynamic)
+                     ? ShapedType::kDynamic
+                     : strides[i + 1] * next;
+  }
+  return strides;
+}
+
+LogicalResult qla::TensorType::verify(function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> shape,
+                                 Type elementType, ArrayRef<int64_t> strides) {
+  if (shape.empty() || shape.size() > 5)
+    return emitError() << "tensor rank must be 1 to 5, got " << shape.size();
+  for (int64_t d : shape)
+    if (d != ShapedType::kDynamic && d <= 0)
+      return emitError() << "tensor dimensions must be positive or '?', got " << d;
+  if (!isSupportedElementType(elementType))
+    return emitError() << "unsupported tensor element type " << elementType
+                       << " (expected bf16, f16, f32, f64, i32 or i8)";
+  if (!strides.empty() && strides.size() != shape.size())
+    return emitError() << "tensor has " << shape.size() << " dimensions but " << strides.size()
+                       << " strides";
+  for (int64_t s : strides)
+    if (s != ShapedType::kDynamic && s <= 0)
+      return emitError() << "tensor strides must be positive or '?', got " << s;
+  return success();
+}
+
+static ParseResult parseShapeAndType(AsmParser &p, SmallVectorImpl<int64_t> &shape, Type &elt) {
+  if (p.parseDimensionList(shape, /*allowDynamic=*/true, /*withTrailingX=*/true) || p.parseType(elt))
+    return failure();
+  return success();
+}
+
+static void printShape(AsmPrinter &p, ArrayRef<int64_t> shape) {
+  for (int64_t d : shape) {
+    if (d == ShapedType::kDynamic)
+      p << "?";
+    else
+      p << d;
+    p << "x";
+  }
+}
+
+Type qla::TensorType::parse(AsmParser &p) {
+  SmallVector<int64_t> shape, strides;
+  Type elt;
+  if (p.parseLess() || parseShapeAndType(p, shape, elt))
+    return {};
+  if (succeeded(p.parseOptionalComma())) {
+    if (p.parseKeyword("strides") || p.parseEqual() || p.parseLSquare())
+      return {};
+    auto parseOne = [&]() -> ParseResult {
+      if (succeeded(p.parseOptionalQuestion())) {
+        strides.push_back(ShapedType::kDynamic);
+        return success();
+      }
+      int64_t s;
+      if (p.parseInteger(s))
+        return failure();
+      strides.push_back(s);
+      return success();
+    };
+    if (p.parseCommaSeparatedList(parseOne) || p.parseRSquare())
+      return {};
+  }
+  if (p.parseGreater())
+    return {};
+  return p.getChecked<qla::TensorType>(p.getContext(), shape, elt, strides);
+}
+
+void qla::TensorType::print(AsmPrinter &p) const {
+  p << "<";
+  printShape(p, getShape());
+  p << getElementType();
+  if (!getStrides().empty()) {
+    p << ", strides = [";
+    llvm::interleaveComma(getStrides(), p, [&](int64_t s) {
+      if (s == ShapedType::kDynamic)
+        p << "?";
+      else
+        p << s;
+    });
+    p << "]";
+  }
+  p << ">";
+}
+
+int64_t TileType::getNumElements() const {
+  int64_t n = 1;
+  for (int64_t d : getShape())
+    n *= d;
+  return n;
+}
+
+int64_t TileType::getSizeInBytes() const { return getNumElements() * elementBytes(getElementType()); }
+
+LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> shape,
+                               Type elementType, MemorySpace space, Attribute layout) {
+  if (shape.empty() || shape.size() > 4)
+    return emitError() << "tile rank must be 1 to 4, got " << shape.size();
+  for (int64_t d : shape)
+    if (d <= 0 || d == ShapedType::kDynamic)
+      return emitError() << "tile dimensions must be static and positive, got "
+                         << (d == ShapedType::kDynamic ? std::string("?") : std::to_string(d));
+  if (!isSupportedElementType(elementType))
+    return emitError() << "unsupported tile element type " << elementType;
+  if (layout) {
+    if (space == MemorySpace::smem && !isa<SwizzleAttr>(layout))
+      return emitError() << "a shared-memory tile's layout must be #qla.swizzle, got " << layout;
+    if (space == MemorySpace::frag && !isa<WgmmaAccLayoutAttr>(layout))
+      return emitError() << "a fragment's layout must be #qla.wgmma_acc, got " << layout;
+  }
+  if (auto acc = dyn_cast_or_null<WgmmaAccLayoutAttr>(layout)) {
+    if (shape.size() != 2 || shape[0] % (64 * acc.getWarpgroups()) != 0)
+      return emitError() << "a wgmma_acc fragment needs 2-D shape with rows a multiple of 64 x "
+                         << acc.getWarpgroups() << " warpgroups, got " << shape[0] << " rows";
+    if (shape[1] % 8 != 0 || shape[1] > 256)
+      return emitError() << "a wgmma_acc fragment needs columns a multiple of 8 up to 256, got "
+                         << shape[1];
+  }
+  return success();
+}
+
+Type TileType::parse(AsmParser &p) {
+  SmallVector<int64_t> shape;
+  Type elt;
+  if (p.parseLess() || parseShapeAndType(p, shape, elt) || p.parseComma())
+    return {};
+  StringRef spaceName;
+  SMLoc loc = p.getCurrentLocation();
+  if (p.parseKeyword(&spaceName))
+    return {};
+  std::optional<MemorySpace> space = symbolizeMemorySpace(spaceName);
+  if (!space) {
+    p.emitError(loc) << "expected 'smem' or 'frag', got '" << spaceName << "'";
+    return {};
+  }
+  Attribute layout;
+  if (succeeded(p.parseOptionalComma()) && p.parseAttribute(layout))
+    return {};
+  if (p.parseGreater())
+    return {};
+  return p.getChecked<TileType>(p.getContext(), shape, elt, *space, layout);
+}
+
+void TileType::print(AsmPrinter &p) const {
+  p << "<";
+  printShape(p, getShape());
+  p << getElementType() << ", " << stringifyMemorySpace(getMemorySpace());
+  if (getLayout())
+    p << ", " << getLayout();
+  p << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel attributes on func.func
+//===----------------------------------------------------------------------===//
+
+LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  auto requireFunc = [&]() -> LogicalResult {
+    if (!isa<func::FuncOp>(op))
+      return op->emitError() << "'" << name << "' belongs on a func.func kernel";
+    return success();
+  };
+  auto check3 = [&](StringRef what, int64_t maxProduct) -> LogicalResult {
+    auto dims = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!dims || dims.size() != 3)
+      return op->emitError() << "'" << name << "' must be array<i64: x, y, z>";
+    int64_t prod = 1;
+    for (int64_t d : dims.asArrayRef()) {
+      if (d < 1)
+        return op->emitError() << what << " dimensions must be positive";
+      prod *= d;
+    }
+    if (maxProduct && prod > maxProduct)
+      return op->emitError() << what << " has " << prod << " threads, more than " << maxProduct;
+    return success();
+  };
+  if (name == kKernelAttr)
+    return requireFunc();
+  if (name == kAbiAttr) {
+    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a dictionary on the module";
+    return success();
+  }
+  if (name == kGridAttr)
+    return failure(failed(requireFunc()) || failed(check3("grid", 0)));
+  if (name == kBlockAttr) {
+    if (failed(requireFunc()) || failed(check3("block", 1024)))
+      return failure();
+    if (kernelThreads(op) % 128 != 0)
+      return op->emitError() << "block must be a whole number of warpgroups (128 threads), got "
+                             << kernelThreads(op);
+    return success();
+  }
+  if (name == kSmemAttr) {
+    auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!bytes || bytes.getInt() < 0 || bytes.getInt() > 227 * 1024)
+      return op->emitError() << "'" << name << "' must be an integer up to 232448 (227 KiB)";
+    return requireFunc();
+  }
+  return op->emitError() << "unknown qla attribute '" << name << "'";
+}

@@ -1,0 +1,177 @@
+// Verifiers and builders of the qla ops: what ODS cannot say.
+#include "qla/Dialect/Tile/IR/QlaDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace qla;
+
+#define GET_OP_CLASSES
+#include "qla/Dialect/Tile/IR/QlaOps.cpp.inc"
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "x" : "") + (shape[i] == ShapedType::kDynamic ? std::string("?") : std::to_string(shape[i]));
+  return s;
+}
+
+LogicalResult CopyOp::verify() {
+  auto src = getSource().getType();
+  auto dst = getResult().getType();
+  if (getOffsets().size() != static_cast<size_t>(src.getRank()))
+    return emitOpError() << "needs one offset per tensor dimension: " << src.getRank() << ", got "
+                         << getOffsets().size();
+  if (dst.getRank() != src.getRank())
+    return emitOpError() << "tile rank " << dst.getRank() << " differs from tensor rank " << src.getRank();
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError() << "tile element type " << dst.getElementType() << " differs from tensor's "
+                         << src.getElementType();
+  return success();
+}
+
+LogicalResult FillOp::verify() {
+  auto t = getResult().getType();
+  if (cast<TypedAttr>(getValue()).getType() != t.getElementType())
+    return emitOpError() << "value of type " << cast<TypedAttr>(getValue()).getType()
+                         << " does not match the fragment's element type " << t.getElementType();
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  TileType a = getA().getType(), b = getB().getType(), acc = getAcc().getType();
+  if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
+    return emitOpError() << "operands must be 2-D tiles";
+  if (a.getElementType() != b.getElementType() || !(a.getElementType().isBF16() || a.getElementType().isF16()))
+    return emitOpError() << "A and B must both be bf16 or both f16, got " << a.getElementType() << " and "
+                         << b.getElementType();
+  if (!acc.getElementType().isF32())
+    return emitOpError() << "the accumulator must be f32, got " << acc.getElementType();
+  int64_t m = a.getShape()[0], k = a.getShape()[1];
+  int64_t kb = getTransposeB() ? b.getShape()[1] : b.getShape()[0];
+  int64_t n = getTransposeB() ? b.getShape()[0] : b.getShape()[1];
+  if (k != kb)
+    return emitOpError() << "contraction sizes differ: A is " << shapeStr(a.getShape()) << ", B"
+                         << (getTransposeB() ? "ᵀ" : "") << " is " << shapeStr(b.getShape());
+  if (acc.getShape()[0] != m || acc.getShape()[1] != n)
+    return emitOpError() << "accumulator must be " << m << "x" << n << ", got " << shapeStr(acc.getShape());
+  if (getResult().getType() != acc)
+    return emitOpError() << "result type must equal the accumulator type";
+  return success();
+}
+
+LogicalResult MapOp::verify() {
+  auto result = getResult().getType();
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "body takes " << body.getNumArguments() << " arguments for " << getInputs().size()
+                         << " inputs";
+  for (auto [i, in] : llvm::enumerate(getInputs())) {
+    auto t = cast<TileType>(in.getType());
+    if (t.getShape() != result.getShape())
+      return emitOpError() << "input " << i << " has shape " << shapeStr(t.getShape()) << ", the result "
+                           << shapeStr(result.getShape());
+    if (t.getLayout() != result.getLayout())
+      return emitOpError() << "input " << i << " has a different fragment layout from the result";
+    if (body.getArgument(i).getType() != t.getElementType())
+      return emitOpError() << "body argument " << i << " must be " << t.getElementType();
+  }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1 || yield.getValues()[0].getType() != result.getElementType())
+    return emitOpError() << "body must yield one " << result.getElementType();
+  for (Operation &op : body.without_terminator())
+    if (op.getNumRegions() != 0 || !isPure(&op))
+      return op.emitOpError() << "cannot appear in qla.map: its body must be pure scalar arithmetic";
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  auto v = cast<TileType>(getValue().getType());
+  auto d = getDest().getType();
+  if (getOffsets().size() != static_cast<size_t>(d.getRank()))
+    return emitOpError() << "needs one offset per tensor dimension: " << d.getRank() << ", got "
+                         << getOffsets().size();
+  if (v.getRank() != d.getRank())
+    return emitOpError() << "tile rank " << v.getRank() << " differs from tensor rank " << d.getRank();
+  if (v.getElementType() != d.getElementType())
+    return emitOpError() << "cannot store a " << v.getElementType() << " tile into a " << d.getElementType()
+                         << " tensor (convert it with qla.map first)";
+  return success();
+}
+
+void ForOp::build(OpBuilder &b, OperationState &state, Value lb, Value ub, Value step, ValueRange inits,
+                  int64_t stages) {
+  state.addOperands({lb, ub, step});
+  state.addOperands(inits);
+  state.addAttribute(getStagesAttrName(state.name), b.getI64IntegerAttr(stages));
+  for (Value v : inits)
+    state.addTypes(v.getType());
+  Region *region = state.addRegion();
+  Block *block = new Block();
+  region->push_back(block);
+  block->addArgument(b.getIndexType(), state.location);
+  for (Value v : inits)
+    block->addArgument(v.getType(), v.getLoc());
+}
+
+LogicalResult ForOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 1 + getInitArgs().size())
+    return emitOpError() << "body must take the induction variable and one value per iter_arg";
+  if (!body.getArgument(0).getType().isIndex())
+    return emitOpError() << "induction variable must be an index";
+  if (getResults().size() != getInitArgs().size())
+    return emitOpError() << "needs one result per iter_arg";
+  for (auto [i, init] : llvm::enumerate(getInitArgs())) {
+    if (body.getArgument(i + 1).getType() != init.getType() || getResult(i).getType() != init.getType())
+      return emitOpError() << "iter_arg " << i << " changes type across the loop";
+  }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != getInitArgs().size())
+    return emitOpError() << "body yields " << yield.getValues().size() << " values for " << getInitArgs().size()
+                         << " iter_args";
+  for (auto [i, v] : llvm::enumerate(yield.getValues()))
+    if (v.getType() != getInitArgs()[i].getType())
+      return emitOpError() << "yielded value " << i << " has type " << v.getType() << ", expected "
+                           << getInitArgs()[i].getType();
+  return success();
+}
+
+std::optional<SmallVector<Value>> ForOp::getLoopInductionVars() { return SmallVector<Value>{getInductionVar()}; }
+SmallVector<Region *> ForOp::getLoopRegions() { return {&getBody()}; }
+std::optional<ResultRange> ForOp::getLoopResults() { return getResults(); }
+Block::BlockArgListType ForOp::getRegionIterArgs() { return getBodyBlock()->getArguments().drop_front(); }
+MutableArrayRef<OpOperand> ForOp::getInitsMutable() { return getInitArgsMutable(); }
+std::optional<MutableArrayRef<OpOperand>> ForOp::getYieldedValuesMutable() {
+  return cast<YieldOp>(getBodyBlock()->getTerminator()).getValuesMutable();
+}
+
+LogicalResult SmemAllocOp::verify() {
+  if (auto off = getOffset(); off && (*off < 0 || *off % 16 != 0))
+    return emitOpError() << "shared-memory offset must be a non-negative multiple of 16, got " << *off;
+  return success();
+}
+
+LogicalResult SlotOp::verify() {
+  TileType ring = getRing().getType(), slot = getResult().getType();
+  if (ring.getRank() != slot.getRank() + 1 || ring.getShape().drop_front() != slot.getShape() ||
+      ring.getElementType() != slot.getElementType() || ring.getLayout() != slot.getLayout())
+    return emitOpError() << "slot type must be the ring type without its leading dimension";
+  return success();
+}
+
+LogicalResult TmaLoadOp::verify() {
+  auto src = getSource().getType();
+  auto dst = getDest().getType();
+  if (getOffsets().size() != static_cast<size_t>(src.getRank()) || dst.getRank() != src.getRank())
+    return emitOpError() << "needs a tile and offsets of the tensor's rank " << src.getRank();
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError() << "element types differ";
+  for (int64_t d : dst.getShape())
+    if (d > 256)
+      return emitOpError() << "a TMA box dimension is at most 256, got " << d;
+  return success();
+}

@@ -1,0 +1,108 @@
+// Kernel::compile: the pipeline and NVPTX on a copy of the kernel's IR, and its manifest.
+#include "qla/dsl/Kernel.h"
+#include "KernelImpl.h"
+
+#include "qla/Pipeline/Pipeline.h"
+#include "qla/runtime/Error.h"
+#include "qla/runtime/Json.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include <chrono>
+#include <fmt/format.h>
+
+using namespace mlir;
+
+namespace qla::dsl {
+
+namespace {
+
+std::string describe(Diagnostic &d) {
+  std::string where;
+  if (auto loc = dyn_cast<FileLineColLoc>(d.getLocation())) {
+    std::string file = loc.getFilename().str();
+    if (auto slash = file.rfind('/'); slash != std::string::npos)
+      file = file.substr(slash + 1);
+    where = fmt::format("{}:{}: ", file, loc.getLine());
+  }
+  return where + d.str();
+}
+
+Json ints(const std::vector<int64_t> &v) {
+  Json a = Json::array();
+  for (int64_t x : v)
+    a.push_back(x);
+  return a;
+}
+
+Json manifestOf(const std::string &kernel, const KernelAbi &abi, const std::string &features) {
+  Json m = Json::object();
+  m.set("kernel", kernel);
+  m.set("entry", abi.entry);
+  m.set("arch", "sm_90a");
+  m.set("ptx_features", features);
+  m.set("grid", ints({abi.grid[0], abi.grid[1], abi.grid[2]}));
+  m.set("block", ints({abi.block[0], abi.block[1], abi.block[2]}));
+  m.set("smem_bytes", abi.smemBytes);
+  Json params = Json::array();
+  for (const KernelParam &p : abi.params) {
+    Json j = Json::object();
+    if (p.kind == KernelParam::Kind::Tensor) {
+      j.set("kind", "tensor");
+      j.set("name", p.name);
+      j.set("dtype", p.dtype);
+      j.set("shape", ints(p.shape));
+      j.set("strides", ints(p.strides));
+    } else {
+      j.set("kind", "tensormap");
+      j.set("tensor", p.tensor);
+      j.set("box", ints(p.box));
+      j.set("swizzle", p.swizzle);
+    }
+    params.push_back(std::move(j));
+  }
+  m.set("params", std::move(params));
+  return m;
+}
+
+} // namespace
+
+CompiledPtx Kernel::compile(const CompileOptions &options) const {
+  auto start = std::chrono::steady_clock::now();
+  MLIRContext &ctx = impl_->ctx;
+  OwningOpRef<ModuleOp> module = impl_->module->clone();
+  std::vector<std::string> errors, remarks;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    (d.getSeverity() == DiagnosticSeverity::Remark ? remarks : errors).push_back(describe(d));
+    for (Diagnostic &note : d.getNotes())
+      errors.push_back("  note: " + describe(note));
+    return success();
+  });
+  auto fail = [&](const char *stage) {
+    return Error(fmt::format("kernel '{}': {} failed:\n  {}", name_, stage, fmt::join(errors, "\n  ")));
+  };
+  if (failed(verify(*module)))
+    throw fail("IR verification");
+  qla::CompileOptions co;
+  co.ptxFeatures = options.ptxFeatures;
+  co.dumpAfter = options.dumpAfter;
+  co.dumpDir = options.dumpDir;
+  if (failed(lowerToLLVM(*module, co, options.dump)))
+    throw fail("lowering");
+  std::vector<KernelAbi> abis = readKernelAbis(*module);
+  if (abis.size() != 1)
+    throw Error(fmt::format("kernel '{}': expected one lowered kernel, got {}", name_, abis.size()));
+  FailureOr<std::string> ptx = emitPTX(*module, co);
+  if (failed(ptx))
+    throw fail("PTX emission");
+  CompiledPtx out;
+  out.ptx = std::move(*ptx);
+  out.entry = abis[0].entry;
+  out.manifestJson = manifestOf(name_, abis[0], options.ptxFeatures).dump();
+  out.remarks = std::move(remarks);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+} // namespace qla::dsl

@@ -1,0 +1,44 @@
+// The cache-or-compile path from a DSL kernel to a cubin on disk.
+#include "qla/dsl/Jit.h"
+
+#include "qla/runtime/Json.h"
+#include "qla/runtime/Nvjitlink.h"
+#include "qla/runtime/Sha256.h"
+
+#include <chrono>
+#include <fmt/format.h>
+
+namespace qla::dsl {
+
+namespace {
+constexpr const char *kCompilerVersion = "qla-0.1.0";
+} // namespace
+
+std::string cacheVersionTag() { return std::string(kCompilerVersion) + "+sm_90a"; }
+
+std::string cacheKey(const Kernel &kernel, const CompileOptions &options) {
+  return sha256Hex(fmt::format("{}\n{}\nptx={}\nnvjitlink={}\n", kCompilerVersion, kernel.structuralHash(),
+                               options.ptxFeatures, nvJitLinkVersion()));
+}
+
+BuiltKernel buildKernel(const Kernel &kernel, DiskCache &cache, const CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  BuiltKernel out;
+  out.key = cacheKey(kernel, options);
+  if (std::optional<CacheEntry> hit = cache.lookup(out.key)) {
+    out.entry = std::move(*hit);
+    out.cacheHit = true;
+    out.seconds = elapsed();
+    return out;
+  }
+  CompiledPtx ptx = kernel.compile(options);
+  std::string cubin = linkPtxToCubin(ptx.ptx, "sm_90a");
+  Json manifest = Json::parse(ptx.manifestJson);
+  manifest.set("key", out.key);
+  out.entry = cache.publish(out.key, {{"kernel.ptx", ptx.ptx}, {"kernel.cubin", cubin}}, manifest);
+  out.seconds = elapsed();
+  return out;
+}
+
+} // namespace qla::dsl

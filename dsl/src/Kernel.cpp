@@ -1,0 +1,273 @@
+// Builds qla IR from DSL calls, with the caller's source location on every op.
+#include "qla/dsl/Kernel.h"
+#include "KernelImpl.h"
+#include "qla/Dialect/Tile/IR/QlaDialect.h"
+#include "qla/Pipeline/Pipeline.h"
+#include "qla/runtime/Error.h"
+#include "qla/runtime/Json.h"
+#include "qla/runtime/Sha256.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+using namespace mlir;
+
+namespace qla::dsl {
+
+namespace {
+
+std::string where(const Loc &loc) {
+  std::string file = loc.file_name();
+  if (auto slash = file.rfind('/'); slash != std::string::npos)
+    file = file.substr(slash + 1);
+  return fmt::format("{}:{}", file, loc.line());
+}
+
+std::string shapeStr(const std::vector<int64_t> &s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? "x" : "") + std::to_string(s[i]);
+  return out;
+}
+
+Type toMlir(MLIRContext *ctx, DType t) {
+  switch (t) {
+  case DType::bf16: return BFloat16Type::get(ctx);
+  case DType::f16: return Float16Type::get(ctx);
+  case DType::f32: return Float32Type::get(ctx);
+  case DType::f64: return Float64Type::get(ctx);
+  case DType::i32: return IntegerType::get(ctx, 32);
+  case DType::i8: return IntegerType::get(ctx, 8);
+  }
+  return {};
+}
+
+Value val(void *p) { return Value::getFromOpaquePointer(p); }
+void *ptr(Value v) { return v.getAsOpaquePointer(); }
+
+} // namespace
+
+
+
+Index::Index(int64_t constant) : constant_(constant) {}
+
+
+Index Index::operator+(const Index &o) const { return combine(*this, o, '+'); }
+Index Index::operator-(const Index &o) const { return combine(*this, o, '-'); }
+Index Index::operator*(const Index &o) const { return combine(*this, o, '*'); }
+Index Index::operator/(const Index &o) const { return combine(*this, o, '/'); }
+
+Kernel::Kernel(std::string name, Loc loc) : name_(std::move(name)), impl_(std::make_unique<Impl>()) {
+  DialectRegistry registry;
+  registerQlaDialects(registry);
+  impl_->ctx.appendDialectRegistry(registry);
+  impl_->ctx.loadAllAvailableDialects();
+  impl_->module = ModuleOp::create(impl_->loc(loc));
+  impl_->builder.setInsertionPointToEnd(impl_->module->getBody());
+  impl_->func = impl_->builder.create<func::FuncOp>(impl_->loc(loc), name_, impl_->builder.getFunctionType({}, {}));
+  impl_->func->setAttr(QlaDialect::kKernelAttr, impl_->builder.getUnitAttr());
+  Block *entry = impl_->func.addEntryBlock();
+  impl_->builder.setInsertionPointToEnd(entry);
+  impl_->builder.create<func::ReturnOp>(impl_->loc(loc));
+  impl_->builder.setInsertionPoint(entry->getTerminator());
+}
+
+Kernel::~Kernel() = default;
+
+void *Kernel::materialize(const Index &i) {
+  if (i.value_) {
+    if (i.kernel_ != this)
+      throw Error(fmt::format("kernel '{}': an index from another kernel was used", name_));
+    return i.value_;
+  }
+  auto &b = impl_->builder;
+  return ptr(b.create<arith::ConstantIndexOp>(b.getUnknownLoc(), i.constant_));
+}
+
+Index combine(const Index &a, const Index &b, char op) {
+  if (!a.kernel_ && !b.kernel_) {
+    switch (op) {
+    case '+': return Index(a.constant_ + b.constant_);
+    case '-': return Index(a.constant_ - b.constant_);
+    case '*': return Index(a.constant_ * b.constant_);
+    default:
+      if (b.constant_ == 0)
+        throw Error("index division by zero");
+      return Index(a.constant_ / b.constant_);
+    }
+  }
+  Kernel *k = a.kernel_ ? a.kernel_ : b.kernel_;
+  return k->indexOp(a, b, op);
+}
+
+Index Kernel::indexOp(const Index &a, const Index &b, char op) {
+  auto &bld = impl_->builder;
+  Location l = bld.getUnknownLoc();
+  Value x = val(materialize(a)), y = val(materialize(b));
+  Value r;
+  switch (op) {
+  case '+': r = bld.create<arith::AddIOp>(l, x, y); break;
+  case '-': r = bld.create<arith::SubIOp>(l, x, y); break;
+  case '*': r = bld.create<arith::MulIOp>(l, x, y); break;
+  default: r = bld.create<arith::DivSIOp>(l, x, y); break;
+  }
+  return Index(this, ptr(r));
+}
+
+Tensor Kernel::tensor(std::string name, std::vector<int64_t> shape, DType dtype, Loc loc) {
+  for (int64_t d : shape)
+    if (d <= 0)
+      throw Error(fmt::format("{}: kernel '{}': tensor '{}' has a non-positive dimension in shape [{}]", where(loc),
+                              name_, name, fmt::join(shape, ", ")));
+  Type t = qla::TensorType::get(shape, toMlir(&impl_->ctx, dtype));
+  unsigned index = impl_->func.getNumArguments();
+  (void)impl_->func.insertArgument(index, t, impl_->builder.getDictionaryAttr({}), impl_->loc(loc));
+  impl_->func.setArgAttr(index, "qla.name", impl_->builder.getStringAttr(name));
+  return Tensor{this, ptr(impl_->func.getArgument(index)), std::move(name), std::move(shape), dtype};
+}
+
+void Kernel::grid(int64_t x, int64_t y, int64_t z) {
+  impl_->func->setAttr(QlaDialect::kGridAttr, impl_->builder.getDenseI64ArrayAttr({x, y, z}));
+}
+
+void Kernel::threads(int64_t n, Loc loc) {
+  if (n <= 0 || n % 128 != 0 || n > 1024)
+    throw Error(fmt::format("{}: kernel '{}': threads must be a multiple of 128 up to 1024, got {}", where(loc),
+                            name_, n));
+  impl_->func->setAttr(QlaDialect::kBlockAttr, impl_->builder.getDenseI64ArrayAttr({n, 1, 1}));
+}
+
+Index Kernel::blockId(int dim, Loc loc) {
+  if (dim < 0 || dim > 2)
+    throw Error(fmt::format("{}: kernel '{}': blockId dimension must be 0, 1 or 2, got {}", where(loc), name_, dim));
+  return Index(this, ptr(impl_->builder.create<BlockIdOp>(impl_->loc(loc), impl_->builder.getIndexType(), impl_->builder.getI64IntegerAttr(dim))));
+}
+
+Tile Kernel::copy(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape, Loc loc) {
+  if (offsets.size() != src.shape.size() || tileShape.size() != src.shape.size())
+    throw Error(fmt::format("{}: kernel '{}': copy of '{}' needs {} offsets and a {}-D tile shape, got {} and {}",
+                            where(loc), name_, src.name, src.shape.size(), src.shape.size(), offsets.size(),
+                            tileShape.size()));
+  SmallVector<Value> offs;
+  for (const Index &i : offsets)
+    offs.push_back(val(materialize(i)));
+  auto type = TileType::get(tileShape, toMlir(&impl_->ctx, src.dtype), MemorySpace::smem);
+  Value r = impl_->builder.create<CopyOp>(impl_->loc(loc), type, val(src.value), offs);
+  return Tile{this, ptr(r), std::move(tileShape), src.dtype, true};
+}
+
+Tile Kernel::fill(std::vector<int64_t> shape, DType dtype, double value, Loc loc) {
+  Type elt = toMlir(&impl_->ctx, dtype);
+  auto type = TileType::get(shape, elt, MemorySpace::frag);
+  TypedAttr attr = isa<FloatType>(elt) ? TypedAttr(impl_->builder.getFloatAttr(elt, value))
+                                       : TypedAttr(impl_->builder.getIntegerAttr(elt, static_cast<int64_t>(value)));
+  Value r = impl_->builder.create<FillOp>(impl_->loc(loc), type, attr);
+  return Tile{this, ptr(r), std::move(shape), dtype, false};
+}
+
+Tile Kernel::gemm(const Tile &a, const Tile &b, const Tile &acc, bool transposeB, Loc loc) {
+  if (!a.shared || !b.shared || acc.shared)
+    throw Error(fmt::format("{}: kernel '{}': gemm takes A and B in shared memory and a register accumulator",
+                            where(loc), name_));
+  int64_t k = a.shape[1], kb = transposeB ? b.shape[1] : b.shape[0], n = transposeB ? b.shape[0] : b.shape[1];
+  if (k != kb || acc.shape != std::vector<int64_t>{a.shape[0], n})
+    throw Error(fmt::format("{}: kernel '{}': gemm shapes do not agree: A {} , B{} {}, acc {} (expected acc {}x{})",
+                            where(loc), name_, shapeStr(a.shape), transposeB ? "ᵀ" : "", shapeStr(b.shape),
+                            shapeStr(acc.shape), a.shape[0], n));
+  if (acc.dtype != DType::f32)
+    throw Error(fmt::format("{}: kernel '{}': gemm accumulates in f32, got a {} accumulator", where(loc), name_,
+                            dtypeName(acc.dtype)));
+  auto op = impl_->builder.create<GemmOp>(impl_->loc(loc), val(acc.value).getType(), val(a.value), val(b.value),
+                                          val(acc.value), transposeB, /*async=*/false);
+  return Tile{this, ptr(op.getResult()), acc.shape, acc.dtype, false};
+}
+
+Tile Kernel::cast(const Tile &t, DType to, Loc loc) {
+  if (t.shared)
+    throw Error(fmt::format("{}: kernel '{}': cast applies to register fragments", where(loc), name_));
+  auto &b = impl_->builder;
+  Type from = toMlir(&impl_->ctx, t.dtype), toType = toMlir(&impl_->ctx, to);
+  if (!isa<FloatType>(from) || !isa<FloatType>(toType))
+    throw Error(fmt::format("{}: kernel '{}': cast converts between float types, got {} -> {}", where(loc), name_,
+                            dtypeName(t.dtype), dtypeName(to)));
+  auto resultType = mlir::cast<TileType>(val(t.value).getType()).withElementType(toType);
+  Location l = impl_->loc(loc);
+  auto map = b.create<MapOp>(l, resultType, ValueRange{val(t.value)});
+  Block *body = b.createBlock(&map.getBody(), {}, {from}, {l});
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  Value x = body->getArgument(0), y;
+  if (from.getIntOrFloatBitWidth() > toType.getIntOrFloatBitWidth())
+    y = inner.create<arith::TruncFOp>(l, toType, x);
+  else if (from.getIntOrFloatBitWidth() < toType.getIntOrFloatBitWidth())
+    y = inner.create<arith::ExtFOp>(l, toType, x);
+  else
+    y = x;
+  inner.create<YieldOp>(l, ValueRange{y});
+  b.setInsertionPointAfter(map);
+  return Tile{this, ptr(map.getResult()), t.shape, to, false};
+}
+
+void Kernel::store(const Tile &t, const Tensor &dst, std::vector<Index> offsets, Loc loc) {
+  if (t.dtype != dst.dtype)
+    throw Error(fmt::format("{}: kernel '{}': cannot store a {} tile into '{}' ({}); cast it first", where(loc),
+                            name_, dtypeName(t.dtype), dst.name, dtypeName(dst.dtype)));
+  if (offsets.size() != dst.shape.size())
+    throw Error(fmt::format("{}: kernel '{}': store into '{}' needs {} offsets, got {}", where(loc), name_, dst.name,
+                            dst.shape.size(), offsets.size()));
+  SmallVector<Value> offs;
+  for (const Index &i : offsets)
+    offs.push_back(val(materialize(i)));
+  impl_->builder.create<StoreOp>(impl_->loc(loc), val(t.value), val(dst.value), offs);
+}
+
+Tiles Kernel::loop(Index lb, Index ub, Index step, int64_t stages, Tiles carried,
+                   const std::function<Tiles(Index, const Tiles &)> &body, Loc loc) {
+  auto &b = impl_->builder;
+  SmallVector<Value> inits;
+  for (const Tile &t : carried)
+    inits.push_back(val(t.value));
+  Value lbv = val(materialize(lb)), ubv = val(materialize(ub)), stepv = val(materialize(step));
+  auto loop = b.create<ForOp>(impl_->loc(loc), lbv, ubv, stepv, inits, stages);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBodyBlock());
+  Tiles args = carried;
+  for (size_t i = 0; i < args.size(); ++i)
+    args[i].value = ptr(loop.getRegionIterArgs()[i]);
+  Tiles results = body(Index(this, ptr(loop.getInductionVar())), args);
+  if (results.size() != carried.size())
+    throw Error(fmt::format("{}: kernel '{}': loop body returns {} tiles for {} carried", where(loc), name_,
+                            results.size(), carried.size()));
+  SmallVector<Value> yielded;
+  for (const Tile &t : results)
+    yielded.push_back(val(t.value));
+  b.create<YieldOp>(impl_->loc(loc), yielded);
+  Tiles out = carried;
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i].value = ptr(loop.getResult(i));
+  return out;
+}
+
+std::string Kernel::ir() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  impl_->module->print(os);
+  return s;
+}
+
+std::string Kernel::structuralHash() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  // Printed without locations, SSA names are renumbered: the text is a canonical form of the structure.
+  impl_->module->print(os, OpPrintingFlags().printGenericOpForm().enableDebugInfo(false));
+  return sha256Hex(s);
+}
+
+} // namespace qla::dsl

@@ -1,0 +1,83 @@
+#include "gemm/Gemm.h"
+
+#include "qla/runtime/Error.h"
+
+#include <fmt/format.h>
+#include <sstream>
+
+namespace qla::kernels {
+
+using dsl::DType;
+using dsl::Index;
+using dsl::Tiles;
+
+std::string GemmConfig::str() const {
+  return fmt::format("M={},N={},K={},BM={},BN={},BK={},stages={}", M, N, K, BM, BN, BK, stages);
+}
+
+static void require(bool ok, const std::string &what) {
+  if (!ok)
+    throw Error("gemm: " + what);
+}
+
+std::unique_ptr<dsl::Kernel> buildGemm(const GemmConfig &c) {
+  require(c.M > 0 && c.N > 0 && c.K > 0, fmt::format("M, N and K must be positive, got {}", c.str()));
+  require(c.K % 8 == 0, fmt::format("K must be a multiple of 8 (16-byte rows for TMA), got {}", c.K));
+  require(c.BK == 64, fmt::format("BK must be 64 (one 128-byte swizzle span of bf16), got {}", c.BK));
+  require(c.BM == 64 || c.BM == 128 || c.BM == 256, fmt::format("BM must be 64, 128 or 256, got {}", c.BM));
+  require(c.BN % 16 == 0 && c.BN >= 16 && c.BN <= 256, fmt::format("BN must be a multiple of 16 up to 256, got {}", c.BN));
+  require(c.stages >= 2 && c.stages <= 8, fmt::format("stages must be 2 to 8, got {}", c.stages));
+  int64_t smem = c.stages * (c.BM + c.BN) * c.BK * 2;
+  require(smem <= 227 * 1024, fmt::format("{} stages of {}x{} and {}x{} bf16 tiles need {} bytes of shared memory, "
+                                          "more than 227 KiB", c.stages, c.BM, c.BK, c.BN, c.BK, smem));
+
+  auto k = std::make_unique<dsl::Kernel>("gemm");
+  auto A = k->tensor("A", {c.M, c.K}, DType::bf16);
+  auto B = k->tensor("B", {c.N, c.K}, DType::bf16);
+  auto C = k->tensor("C", {c.M, c.N}, DType::bf16);
+  k->threads(128 * std::min<int64_t>(2, c.BM / 64));
+  k->grid((c.N + c.BN - 1) / c.BN, (c.M + c.BM - 1) / c.BM);
+
+  Index m0 = k->blockId(1) * c.BM, n0 = k->blockId(0) * c.BN;
+  Tiles acc = k->loop(0, (c.K + c.BK - 1) / c.BK, 1, c.stages, {k->fill({c.BM, c.BN}, DType::f32, 0.0)},
+                      [&](Index kt, const Tiles &acc) {
+                        auto a = k->copy(A, {m0, kt * c.BK}, {c.BM, c.BK});
+                        auto b = k->copy(B, {n0, kt * c.BK}, {c.BN, c.BK});
+                        return Tiles{k->gemm(a, b, acc[0], /*transposeB=*/true)};
+                      });
+  k->store(k->cast(acc[0], DType::bf16), C, {m0, n0});
+  return k;
+}
+
+GemmConfig parseGemmConfig(const std::string &settings) {
+  GemmConfig c;
+  std::stringstream ss(settings);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty())
+      continue;
+    auto eq = item.find('=');
+    require(eq != std::string::npos, fmt::format("setting '{}' is not KEY=VALUE", item));
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    int64_t v = 0;
+    try {
+      size_t used = 0;
+      v = std::stoll(value, &used);
+      require(used == value.size(), "");
+    } catch (...) {
+      throw Error(fmt::format("gemm: setting '{}' needs an integer value, got '{}'", key, value));
+    }
+    if (key == "M") c.M = v;
+    else if (key == "N") c.N = v;
+    else if (key == "K") c.K = v;
+    else if (key == "BM") c.BM = v;
+    else if (key == "BN") c.BN = v;
+    else if (key == "BK") c.BK = v;
+    else if (key == "stages") c.stages = v;
+    else
+      throw Error(fmt::format("gemm: unknown setting '{}' (known: M, N, K, BM, BN, BK, stages)", key));
+  }
+  return c;
+}
+
+} // namespace qla::kernels

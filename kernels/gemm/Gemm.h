@@ -1,0 +1,27 @@
+// C = A·Bᵀ in bf16 with fp32 accumulation, written in the QLA DSL.
+#ifndef QLA_KERNELS_GEMM_GEMM_H
+#define QLA_KERNELS_GEMM_GEMM_H
+
+#include "qla/dsl/Kernel.h"
+
+#include <memory>
+#include <string>
+
+namespace qla::kernels {
+
+struct GemmConfig {
+  int64_t M = 0, N = 0, K = 0;           // A: M×K, B: N×K, C: M×N, all row-major
+  int64_t BM = 128, BN = 256, BK = 64;   // tile of C per block, and of K per step
+  int64_t stages = 4;                    // shared-memory ring depth
+  std::string str() const;
+};
+
+/// Validates the config (throws qla::Error naming the field and what is supported) and builds the kernel.
+std::unique_ptr<dsl::Kernel> buildGemm(const GemmConfig &config);
+
+/// Parses "M=4096,N=4096,K=4096,BM=128,..." over the defaults; unknown keys are errors.
+GemmConfig parseGemmConfig(const std::string &settings);
+
+} // namespace qla::kernels
+
+#endif

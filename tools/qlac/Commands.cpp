@@ -1,0 +1,159 @@
+#include "Commands.h"
+
+#include "gemm/Gemm.h"
+#include "qla/Pipeline/Pipeline.h"
+#include "qla/dsl/Jit.h"
+#include "qla/runtime/Error.h"
+#include "qla/runtime/Json.h"
+#include "qla/runtime/Nvjitlink.h"
+#include "qla/runtime/Sha256.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace qlac {
+
+namespace {
+
+struct Options {
+  std::string kernel, settings, outDir, after, ptxFeatures = "+ptx80";
+  bool help = false;
+};
+
+Options parse(const Args &args, const char *command, bool needsOut) {
+  Options o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto value = [&](const std::string &flag) -> std::string {
+      if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0)
+        return a.substr(flag.size() + 1);
+      if (i + 1 >= args.size())
+        throw qla::Error(fmt::format("{} needs a value", flag));
+      return args[++i];
+    };
+    if (a == "--help" || a == "-h")
+      o.help = true;
+    else if (a == "--set" || a.rfind("--set=", 0) == 0)
+      o.settings += (o.settings.empty() ? "" : ",") + value("--set");
+    else if (a == "-o" || a == "--output" || a.rfind("--output=", 0) == 0)
+      o.outDir = value(a == "-o" ? "-o" : "--output");
+    else if (a == "--after" || a.rfind("--after=", 0) == 0)
+      o.after = value("--after");
+    else if (a == "--ptx-features" || a.rfind("--ptx-features=", 0) == 0)
+      o.ptxFeatures = value("--ptx-features");
+    else if (a == "--arch" || a.rfind("--arch=", 0) == 0) {
+      if (std::string arch = value("--arch"); arch != "sm_90a")
+        throw qla::Error(fmt::format("unsupported --arch '{}': QLA targets sm_90a", arch));
+    } else if (!a.empty() && a[0] != '-' && o.kernel.empty())
+      o.kernel = a;
+    else
+      throw qla::Error(fmt::format("unknown option '{}' (see 'qlac {} --help')", a, command));
+  }
+  if (o.help)
+    return o;
+  if (o.kernel.empty())
+    throw qla::Error(fmt::format("name a kernel (see 'qlac {} --help')", command));
+  if (needsOut && o.outDir.empty())
+    throw qla::Error("needs -o DIR");
+  return o;
+}
+
+std::unique_ptr<qla::dsl::Kernel> build(const Options &o) {
+  if (o.kernel == "gemm")
+    return qla::kernels::buildGemm(qla::kernels::parseGemmConfig(o.settings));
+  throw qla::Error(fmt::format("unknown kernel '{}' (known: gemm)", o.kernel));
+}
+
+void writeFile(const fs::path &p, const std::string &data) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!f)
+    throw qla::Error(fmt::format("cannot write {}", p.string()));
+}
+
+} // namespace
+
+int compileCommand(const Args &args) {
+  Options o = parse(args, "compile", true);
+  if (o.help) {
+    fmt::print("usage: qlac compile <kernel> [--arch sm_90a] --set K=V,... -o DIR [--ptx-features +ptx80]\n\n"
+               "Builds the kernel from its DSL program and writes DIR/kernel.ptx, DIR/kernel.cubin (nvJitLink)\n"
+               "and DIR/manifest.json (ABI, launch shape, shared memory, config, sha256 of each file).\n"
+               "gemm settings: M, N, K, BM (64|128|256), BN (16..256), BK (64), stages (2..8).\n");
+    return 0;
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto kernel = build(o);
+  qla::dsl::CompileOptions co;
+  co.ptxFeatures = o.ptxFeatures;
+  qla::dsl::CompiledPtx ptx = kernel->compile(co);
+  for (const std::string &r : ptx.remarks)
+    fmt::print(stderr, "remark: {}\n", r);
+  std::string cubin = qla::linkPtxToCubin(ptx.ptx, "sm_90a");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  qla::Json manifest = qla::Json::parse(ptx.manifestJson);
+  manifest.set("config", o.settings);
+  manifest.set("key", qla::dsl::cacheKey(*kernel, co));
+  qla::Json files = qla::Json::object();
+  for (auto &[name, data] : {std::pair<std::string, const std::string &>{"kernel.ptx", ptx.ptx},
+                             std::pair<std::string, const std::string &>{"kernel.cubin", cubin}}) {
+    qla::Json f = qla::Json::object();
+    f.set("sha256", qla::sha256Hex(data));
+    f.set("bytes", static_cast<int64_t>(data.size()));
+    files.set(name, std::move(f));
+  }
+  manifest.set("files", std::move(files));
+  fs::create_directories(o.outDir);
+  writeFile(fs::path(o.outDir) / "kernel.ptx", ptx.ptx);
+  writeFile(fs::path(o.outDir) / "kernel.cubin", cubin);
+  writeFile(fs::path(o.outDir) / "manifest.json", manifest.dump() + "\n");
+  fmt::print("{}: {} -> {} (PTX {} B, cubin {} B) in {:.3f} s\n", o.kernel, o.settings, o.outDir, ptx.ptx.size(),
+             cubin.size(), seconds);
+  return 0;
+}
+
+int dumpCommand(const Args &args) {
+  Options o = parse(args, "dump", false);
+  if (o.help) {
+    fmt::print("usage: qlac dump <kernel> --set K=V,... [--after=PASS|ptx]\n\n"
+               "Without --after, prints the kernel's tile IR as the DSL built it. With --after=PASS, the IR\n"
+               "after that pass ('qlac passes' lists them); with --after=ptx, the PTX.\n");
+    return 0;
+  }
+  auto kernel = build(o);
+  if (o.after.empty()) {
+    fmt::print("{}", kernel->ir());
+    return 0;
+  }
+  qla::dsl::CompileOptions co;
+  co.ptxFeatures = o.ptxFeatures;
+  if (o.after == "ptx") {
+    fmt::print("{}", kernel->compile(co).ptx);
+    return 0;
+  }
+  std::vector<std::string> names = qla::pipelinePassNames();
+  if (std::find(names.begin(), names.end(), o.after) == names.end())
+    throw qla::Error(fmt::format("no pass '{}' in the pipeline; 'qlac passes' lists them", o.after));
+  std::string dump;
+  co.dumpAfter = o.after;
+  co.dump = &dump;
+  kernel->compile(co);
+  fmt::print("{}", dump);
+  return 0;
+}
+
+int passesCommand(const Args &args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    fmt::print("usage: qlac passes\n\nLists the compiler's passes in pipeline order (names for --after).\n");
+    return 0;
+  }
+  for (const std::string &n : qla::pipelinePassNames())
+    fmt::print("{}\n", n);
+  return 0;
+}
+
+} // namespace qlac

@@ -1,0 +1,41 @@
+// qlac: ahead-of-time compilation and inspection of QLA kernels.
+#include "Commands.h"
+
+#include "qla/runtime/Error.h"
+
+#include <cstdio>
+#include <cstring>
+
+static const char *kUsage = R"(usage: qlac <command> [options]
+
+commands:
+  compile <kernel> --set K=V,... -o DIR   compile to PTX, cubin and manifest.json in DIR
+  dump <kernel> --set K=V,... [--after=PASS]
+                                          print the tile IR, or the IR after a pass
+  passes                                  list the pipeline's passes, in order
+
+kernels: gemm
+Run 'qlac <command> --help' for a command's options.
+)";
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  qlac::Args args(argv + 2, argv + argc);
+  std::string cmd = argv[1];
+  try {
+    if (cmd == "compile")
+      return qlac::compileCommand(args);
+    if (cmd == "dump")
+      return qlac::dumpCommand(args);
+    if (cmd == "passes")
+      return qlac::passesCommand(args);
+  } catch (const qla::Error &e) {
+    std::fprintf(stderr, "qlac %s: error: %s\n", cmd.c_str(), e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "qlac: unknown command '%s'\n%s", cmd.c_str(), kUsage);
+  return 2;
+}
