@@ -1,0 +1,148 @@
+#include "qla/runtime/CompiledKernel.h"
+
+#include "qla/runtime/Error.h"
+#include "qla/runtime/Sha256.h"
+#include "qla/runtime/TensorMap.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace qla {
+
+namespace {
+
+std::vector<std::int64_t> ints(const Json& j) {
+  std::vector<std::int64_t> v;
+  for (const Json& x : j.asArray())
+    v.push_back(x.asInt());
+  return v;
+}
+
+std::vector<std::int64_t> rowMajor(const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> s(shape.size(), 1);
+  for (std::size_t i = shape.size(); i-- > 1;)
+    s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+std::string readFile(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f)
+    throw Error(fmt::format("cannot read {}", p.string()));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+} // namespace
+
+CompiledKernel::CompiledKernel(const Json& manifest, std::string_view image)
+    : name_(manifest.at("kernel").asString()), entry_(manifest.at("entry").asString()),
+      module_(image, manifest.at("kernel").asString()) {
+  for (const Json& p : manifest.at("params").asArray()) {
+    Param param;
+    if (p.at("kind").asString() == "tensor") {
+      param.name = p.at("name").asString();
+      param.dtype = parseDType(p.at("dtype").asString());
+      param.shape = ints(p.at("shape"));
+      param.strides = ints(p.at("strides"));
+      ++numTensors_;
+    } else {
+      param.isTensorMap = true;
+      param.tensor = static_cast<std::size_t>(p.at("tensor").asInt());
+      for (std::int64_t b : ints(p.at("box")))
+        param.box.push_back(static_cast<std::uint32_t>(b));
+      param.swizzle = static_cast<int>(p.at("swizzle").asInt());
+      maps_.push_back(std::make_unique<CachedMap>());
+    }
+    params_.push_back(std::move(param));
+  }
+  auto grid = ints(manifest.at("grid")), block = ints(manifest.at("block"));
+  for (int i = 0; i < 3; ++i) {
+    config_.grid[i] = static_cast<std::uint32_t>(grid.at(i));
+    config_.block[i] = static_cast<std::uint32_t>(block.at(i));
+  }
+  config_.dynamicSmemBytes = static_cast<std::uint32_t>(manifest.at("smem_bytes").asInt());
+  function_ = module_.function(entry_);
+}
+
+std::unique_ptr<CompiledKernel> CompiledKernel::fromDirectory(const std::filesystem::path& dir) {
+  Json manifest = Json::parse(readFile(dir / "manifest.json"));
+  std::string cubin = readFile(dir / "kernel.cubin");
+  if (const Json* files = manifest.find("files"); files && files->contains("kernel.cubin")) {
+    if (files->at("kernel.cubin").at("sha256").asString() != sha256Hex(cubin))
+      throw Error(fmt::format("{}: kernel.cubin does not match its sha256 in manifest.json; recompile it",
+                              dir.string()));
+  }
+  return std::make_unique<CompiledKernel>(manifest, cubin);
+}
+
+void CompiledKernel::validate(const std::vector<TensorArg>& tensors) const {
+  if (tensors.size() != numTensors_)
+    throw Error(fmt::format("{}: expected {} tensor arguments, got {}", name_, numTensors_, tensors.size()));
+  for (std::size_t i = 0; i < numTensors_; ++i) {
+    const Param& p = params_[i];
+    const TensorArg& t = tensors[i];
+    auto fail = [&](const std::string& what) {
+      return Error(fmt::format("{}: argument '{}': {}", name_, p.name, what));
+    };
+    if (t.dtype != p.dtype)
+      throw fail(fmt::format("expected a {} tensor, got {}", dtypeName(p.dtype), dtypeName(t.dtype)));
+    if (t.shape.size() != p.shape.size())
+      throw fail(fmt::format("expected {} dimensions, got {}", p.shape.size(), t.shape.size()));
+    for (std::size_t d = 0; d < p.shape.size(); ++d)
+      if (p.shape[d] >= 0 && t.shape[d] != p.shape[d])
+        throw fail(fmt::format("expected shape [{}], got [{}]", fmt::join(p.shape, ", "), fmt::join(t.shape, ", ")));
+    std::vector<std::int64_t> strides = t.strides.empty() ? rowMajor(t.shape) : t.strides;
+    for (std::size_t d = 0; d < p.strides.size(); ++d)
+      if (p.strides[d] >= 0 && strides[d] != p.strides[d])
+        throw fail(fmt::format("expected strides [{}] (elements), got [{}]", fmt::join(p.strides, ", "),
+                               fmt::join(strides, ", ")));
+    if (t.data == 0)
+      throw fail("null device pointer");
+    if (t.data % 16 != 0)
+      throw fail(fmt::format("device address 0x{:x} is not 16-byte aligned", t.data));
+  }
+}
+
+void CompiledKernel::launch(const std::vector<TensorArg>& tensors, CUstream stream) {
+  validate(tensors);
+  std::vector<void*> args(params_.size());
+  std::vector<CUdeviceptr> pointers(numTensors_);
+  std::size_t mapIndex = 0;
+  std::lock_guard lock(mapsMutex_);
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const Param& p = params_[i];
+    if (!p.isTensorMap) {
+      pointers[i] = tensors[i].data;
+      args[i] = &pointers[i];
+      continue;
+    }
+    const TensorArg& t = tensors[p.tensor];
+    std::vector<std::int64_t> strides = t.strides.empty() ? rowMajor(t.shape) : t.strides;
+    CachedMap& cached = *maps_[mapIndex++];
+    if (cached.data != t.data || cached.shape != t.shape || cached.strides != strides) {
+      TensorMapSpec spec;
+      spec.dtype = t.dtype;
+      for (std::size_t d = t.shape.size(); d-- > 0;)
+        spec.globalDims.push_back(static_cast<std::uint64_t>(t.shape[d]));
+      for (std::size_t d = t.shape.size() - 1; d-- > 0;)
+        spec.globalStridesBytes.push_back(static_cast<std::uint64_t>(strides[d]) * dtypeBytes(t.dtype));
+      spec.box = p.box;
+      spec.swizzleBytes = p.swizzle;
+      cached.map = encodeTensorMap(spec, reinterpret_cast<void*>(t.data), name_, params_[p.tensor].name);
+      cached.data = t.data;
+      cached.shape = t.shape;
+      cached.strides = strides;
+    }
+    args[i] = &cached.map;
+  }
+  LaunchConfig config = config_;
+  config.stream = stream;
+  qla::launch(function_, config, args.data(), name_);
+}
+
+} // namespace qla

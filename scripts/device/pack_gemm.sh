@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds what the GPU machine needs for the GEMM checks into devpkg/ (git-ignored, carried by the
+# device tool): AOT-compiled kernels from qlac, the MLIR-free GPU test binary and its libfmt.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD_DIR:-$root/build}
+pkg=$root/devpkg
+rm -rf "$pkg" && mkdir -p "$pkg/kernels" "$pkg/lib"
+qlac=$build/tools/qlac/qlac
+compile() { "$qlac" compile gemm --set "$2" -o "$pkg/kernels/$1" >/dev/null; echo "compiled $1: $2"; }
+compile small    M=256,N=256,K=256,BM=128,BN=128,stages=2
+compile ragged   M=1000,N=700,K=520
+compile m2k      M=2048,N=1536,K=768,BN=128,stages=3
+compile bm64     M=512,N=384,K=4096,BM=64,BN=128,stages=2
+compile sq1024   M=1024,N=1024,K=1024
+compile sq4096   M=4096,N=4096,K=4096
+compile sq8192   M=8192,N=8192,K=8192
+compile sq8192n128 M=8192,N=8192,K=8192,BN=128,stages=5
+cp "$build/tests/qla_gpu_gemm" "$pkg/"
+cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$pkg/lib/"
+cp "$root/scripts/device/torch_gemm.py" "$root/scripts/device/run_gemm.sh" "$pkg/"
+du -sh "$pkg"
