@@ -111,7 +111,8 @@ void launch(CUfunction function, const LaunchConfig& config, void** params,
   Driver& drv = Driver::get();
   drv.ensureContext();
 
-  if (config.dynamicSmemBytes > kDefaultDynamicSmemLimit &&
+  // Static shared memory counts towards the 48 KiB default too, so opt in for any dynamic amount.
+  if (config.dynamicSmemBytes > 0 &&
       !SmemOptIns::get().covers(function, config.dynamicSmemBytes)) {
     const int limit = deviceSmemOptinLimit();
     if (config.dynamicSmemBytes > static_cast<std::uint32_t>(limit))

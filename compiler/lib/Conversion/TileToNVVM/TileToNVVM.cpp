@@ -27,6 +27,7 @@ using namespace qla;
 namespace {
 
 constexpr llvm::StringLiteral kSmemSymbol = "__qla_smem";
+constexpr int64_t kSmemAlignment = 1024;
 
 /// How a wgmma_acc fragment is spread over a warpgroup's threads.
 struct AccLayout {
@@ -107,7 +108,13 @@ struct SmemAllocLowering : OpConversionPattern<SmemAllocOp> {
     Location loc = op.getLoc();
     auto ptr3 = LLVM::LLVMPointerType::get(rw.getContext(), 3);
     Value base = rw.create<LLVM::AddressOfOp>(loc, ptr3, kSmemSymbol);
-    rw.replaceOp(op, gepBytes(rw, loc, base, i64Const(rw, loc, *op.getOffset())));
+    // Dynamic shared memory follows the static (mbarriers) and is not 1024-byte aligned by itself;
+    // swizzled TMA/wgmma tiles need that, and qla-plan-smem reserved the slack.
+    Value addr = rw.create<LLVM::PtrToIntOp>(loc, rw.getI64Type(), base);
+    Value pad = rw.create<arith::AndIOp>(loc, rw.create<arith::SubIOp>(loc, i64Const(rw, loc, 0), addr),
+                                         i64Const(rw, loc, kSmemAlignment - 1));
+    Value offset = rw.create<arith::AddIOp>(loc, pad, i64Const(rw, loc, *op.getOffset()));
+    rw.replaceOp(op, gepBytes(rw, loc, base, offset));
     return success();
   }
 };
@@ -462,10 +469,12 @@ struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
                              QlaDialect::kSmemAttr})
         kernel->removeAttr(attr); // qla.abi carries them from here on
     }
+    // Declared with the 16-byte alignment the hardware guarantees: a larger declared alignment is not
+    // honoured for dynamic shared memory, and would let LLVM fold away the run-time alignment.
     if (needsSmem && !module.lookupSymbol(kSmemSymbol)) {
       OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
       b.create<LLVM::GlobalOp>(module.getLoc(), LLVM::LLVMArrayType::get(b.getI8Type(), 0), /*isConstant=*/false,
-                               LLVM::Linkage::External, kSmemSymbol, Attribute(), /*alignment=*/1024,
+                               LLVM::Linkage::External, kSmemSymbol, Attribute(), /*alignment=*/16,
                                /*addrSpace=*/3);
     }
     module->setAttr("qla.abi", DictionaryAttr::get(ctx, abi));

@@ -150,8 +150,9 @@ std::optional<MutableArrayRef<OpOperand>> ForOp::getYieldedValuesMutable() {
 }
 
 LogicalResult SmemAllocOp::verify() {
-  if (auto off = getOffset(); off && (*off < 0 || *off % 16 != 0))
-    return emitOpError() << "shared-memory offset must be a non-negative multiple of 16, got " << *off;
+  // The getter is unsigned (ODS's I64Attr); read the attribute's signed value.
+  if (auto off = getOffsetAttr(); off && (off.getInt() < 0 || off.getInt() % 16 != 0))
+    return emitOpError() << "shared-memory offset must be a non-negative multiple of 16, got " << off.getInt();
   return success();
 }
 
