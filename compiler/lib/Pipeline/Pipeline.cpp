@@ -75,10 +75,13 @@ void registerPassesAndPipelines() {
 }
 
 LogicalResult lowerToLLVM(ModuleOp module, const CompileOptions &options, std::string *dump) {
+  if ((!options.dumpAfter.empty() && dump) || !options.dumpDir.empty())
+    module.getContext()->disableMultithreading(); // IR printing needs it
   PassManager pm(module.getContext());
   buildPipeline(pm, options);
+  std::optional<llvm::raw_string_ostream> stream; // must outlive pm.run
   if (!options.dumpAfter.empty() && dump) {
-    auto stream = std::make_shared<llvm::raw_string_ostream>(*dump);
+    stream.emplace(*dump);
     pm.enableIRPrinting(
         [](Pass *, Operation *) { return false; },
         [name = options.dumpAfter](Pass *p, Operation *) { return p->getArgument() == name; },
