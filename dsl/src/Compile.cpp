@@ -2,6 +2,7 @@
 #include "qla/dsl/Kernel.h"
 #include "KernelImpl.h"
 
+#include "qla/Interpreter/Interpreter.h"
 #include "qla/Pipeline/Pipeline.h"
 #include "qla/runtime/Error.h"
 #include "qla/runtime/Json.h"
@@ -103,6 +104,17 @@ CompiledPtx Kernel::compile(const CompileOptions &options) const {
   out.remarks = std::move(remarks);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+void Kernel::interpret(const std::vector<HostTensor *> &args) const {
+  MLIRContext &ctx = impl_->ctx;
+  std::vector<std::string> errors;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    errors.push_back(describe(d));
+    return success();
+  });
+  if (failed(verify(*impl_->module)) || failed(interpretKernel(impl_->func, args)))
+    throw Error(fmt::format("kernel '{}': interpreter failed:\n  {}", name_, fmt::join(errors, "\n  ")));
 }
 
 } // namespace qla::dsl

@@ -10,6 +10,7 @@ using Args = std::vector<std::string>;
 int compileCommand(const Args &args);
 int dumpCommand(const Args &args);
 int passesCommand(const Args &args);
+int checkCommand(const Args &args);
 } // namespace qlac
 
 #endif

@@ -12,6 +12,8 @@ commands:
   compile <kernel> --set K=V,... -o DIR   compile to PTX, cubin and manifest.json in DIR
   dump <kernel> --set K=V,... [--after=PASS]
                                           print the tile IR, or the IR after a pass
+  check <kernel> --set K=V,...            run the tile program on the CPU interpreter against a
+                                          float64 reference on random inputs (no GPU needed)
   passes                                  list the pipeline's passes, in order
 
 kernels: gemm
@@ -30,6 +32,8 @@ int main(int argc, char **argv) {
       return qlac::compileCommand(args);
     if (cmd == "dump")
       return qlac::dumpCommand(args);
+    if (cmd == "check")
+      return qlac::checkCommand(args);
     if (cmd == "passes")
       return qlac::passesCommand(args);
   } catch (const qla::Error &e) {

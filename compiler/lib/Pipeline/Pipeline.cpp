@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -33,7 +34,7 @@ namespace qla {
 void registerQlaDialects(DialectRegistry &registry) {
   registry.insert<QlaDialect, arith::ArithDialect, scf::SCFDialect, func::FuncDialect, cf::ControlFlowDialect,
                   LLVM::LLVMDialect, NVVM::NVVMDialect, nvgpu::NVGPUDialect, gpu::GPUDialect,
-                  memref::MemRefDialect, vector::VectorDialect>();
+                  memref::MemRefDialect, vector::VectorDialect, math::MathDialect>();
 }
 
 void buildPipeline(OpPassManager &pm, const CompileOptions &options) {

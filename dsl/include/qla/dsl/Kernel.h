@@ -10,6 +10,7 @@
 #ifndef QLA_DSL_KERNEL_H
 #define QLA_DSL_KERNEL_H
 
+#include "qla/Interpreter/HostTensor.h"
 #include "qla/runtime/DType.h"
 
 #include <cstdint>
@@ -109,6 +110,9 @@ public:
   std::string structuralHash() const;
   /// Runs the compiler pipeline and NVPTX; throws qla::Error with the DSL line on failure.
   CompiledPtx compile(const CompileOptions &options = {}) const;
+  /// Runs the tile program on the CPU (one argument per tensor, in declaration order); throws
+  /// qla::Error with the DSL line of the failing op.
+  void interpret(const std::vector<HostTensor *> &args) const;
 
   struct Impl;
 

@@ -39,7 +39,7 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
       if (offset > budgetBytes) {
         InFlightDiagnostic diag = kernel.emitError()
                                   << "shared memory needed (" << offset << " bytes) exceeds the budget of "
-                                  << budgetBytes << " bytes; buffers:";
+                                  << static_cast<int64_t>(budgetBytes) << " bytes; buffers:";
         for (SmemAllocOp alloc : allocs)
           diag << " " << alloc.getResult().getType() << " (" << alloc.getResult().getType().getSizeInBytes()
                << " B)";

@@ -1,0 +1,330 @@
+#include "qla/Interpreter/Interpreter.h"
+#include "qla/Dialect/Tile/IR/QlaDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <memory>
+
+using namespace mlir;
+
+namespace qla {
+
+double roundTo(Type type, double value) {
+  if (type.isF32())
+    return static_cast<float>(value);
+  if (type.isBF16() || type.isF16()) {
+    llvm::APFloat f(value);
+    bool lost;
+    f.convert(type.isBF16() ? llvm::APFloat::BFloat() : llvm::APFloat::IEEEhalf(),
+              llvm::APFloat::rmNearestTiesToEven, &lost);
+    f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  }
+  return value;
+}
+
+namespace {
+
+struct TileData {
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+  int64_t cols() const { return shape.back(); }
+};
+
+/// A runtime value: an index or integer, a float, or a tile.
+struct RtValue {
+  int64_t i = 0;
+  double f = 0;
+  std::shared_ptr<TileData> tile;
+};
+
+class BlockInterpreter {
+public:
+  BlockInterpreter(func::FuncOp kernel, ArrayRef<HostTensor *> args, std::array<int64_t, 3> blockId)
+      : kernel_(kernel), args_(args), blockId_(blockId) {}
+
+  LogicalResult run() { return runBlock(kernel_.front(), {}); }
+
+private:
+  func::FuncOp kernel_;
+  ArrayRef<HostTensor *> args_;
+  std::array<int64_t, 3> blockId_;
+  llvm::DenseMap<Value, RtValue> env_;
+
+  HostTensor &tensorOf(Value v) { return *args_[cast<BlockArgument>(v).getArgNumber()]; }
+
+  /// Runs `block` with its arguments bound to `args`; the terminator's operands are left in `yielded`.
+  LogicalResult runBlock(Block &block, ArrayRef<RtValue> args, SmallVectorImpl<RtValue> *yielded = nullptr) {
+    for (auto [arg, v] : llvm::zip(block.getArguments(), args))
+      env_[arg] = v;
+    for (Operation &op : block) {
+      if (op.hasTrait<OpTrait::IsTerminator>()) {
+        if (yielded)
+          for (Value v : op.getOperands())
+            yielded->push_back(env_.lookup(v));
+        return success();
+      }
+      if (failed(step(op)))
+        return failure();
+    }
+    return success();
+  }
+
+  int64_t idx(Value v) { return env_.lookup(v).i; }
+  double flt(Value v) { return env_.lookup(v).f; }
+  void setI(Value v, int64_t x) { env_[v].i = x; }
+  void setF(Value v, double x) { env_[v].f = roundTo(v.getType(), x); }
+
+  std::shared_ptr<TileData> newTile(Value v) {
+    auto t = cast<TileType>(v.getType());
+    auto d = std::make_shared<TileData>();
+    d->shape.assign(t.getShape().begin(), t.getShape().end());
+    d->data.assign(t.getNumElements(), 0.0);
+    env_[v].tile = d;
+    return d;
+  }
+
+  LogicalResult step(Operation &op) {
+    return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+        .Case([&](arith::ConstantOp c) -> LogicalResult {
+          if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+            setI(c, i.getInt());
+          else if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+            setF(c, f.getValueAsDouble());
+          else
+            return LogicalResult(c.emitOpError() << "constant kind not interpreted");
+          return success();
+        })
+        .Case([&](arith::AddIOp o) -> LogicalResult { setI(o, idx(o.getLhs()) + idx(o.getRhs())); return success(); })
+        .Case([&](arith::SubIOp o) -> LogicalResult { setI(o, idx(o.getLhs()) - idx(o.getRhs())); return success(); })
+        .Case([&](arith::MulIOp o) -> LogicalResult { setI(o, idx(o.getLhs()) * idx(o.getRhs())); return success(); })
+        .Case([&](arith::DivSIOp o) -> LogicalResult { return divide(o, idx(o.getLhs()), idx(o.getRhs()), false); })
+        .Case([&](arith::DivUIOp o) -> LogicalResult { return divide(o, idx(o.getLhs()), idx(o.getRhs()), false); })
+        .Case([&](arith::CeilDivSIOp o) -> LogicalResult { return divide(o, idx(o.getLhs()), idx(o.getRhs()), true); })
+        .Case([&](arith::RemUIOp o) -> LogicalResult {
+          if (idx(o.getRhs()) == 0)
+            return LogicalResult(o.emitOpError() << "remainder by zero");
+          setI(o, idx(o.getLhs()) % idx(o.getRhs()));
+          return success();
+        })
+        .Case([&](arith::MinSIOp o) -> LogicalResult { setI(o, std::min(idx(o.getLhs()), idx(o.getRhs()))); return success(); })
+        .Case([&](arith::MaxSIOp o) -> LogicalResult { setI(o, std::max(idx(o.getLhs()), idx(o.getRhs()))); return success(); })
+        .Case([&](arith::IndexCastOp o) -> LogicalResult { setI(o, idx(o.getIn())); return success(); })
+        .Case([&](arith::IndexCastUIOp o) -> LogicalResult { setI(o, idx(o.getIn())); return success(); })
+        .Case([&](arith::AddFOp o) -> LogicalResult { setF(o, flt(o.getLhs()) + flt(o.getRhs())); return success(); })
+        .Case([&](arith::SubFOp o) -> LogicalResult { setF(o, flt(o.getLhs()) - flt(o.getRhs())); return success(); })
+        .Case([&](arith::MulFOp o) -> LogicalResult { setF(o, flt(o.getLhs()) * flt(o.getRhs())); return success(); })
+        .Case([&](arith::DivFOp o) -> LogicalResult { setF(o, flt(o.getLhs()) / flt(o.getRhs())); return success(); })
+        .Case([&](arith::NegFOp o) -> LogicalResult { setF(o, -flt(o.getOperand())); return success(); })
+        .Case([&](arith::MaximumFOp o) -> LogicalResult { setF(o, std::max(flt(o.getLhs()), flt(o.getRhs()))); return success(); })
+        .Case([&](arith::MinimumFOp o) -> LogicalResult { setF(o, std::min(flt(o.getLhs()), flt(o.getRhs()))); return success(); })
+        .Case([&](arith::TruncFOp o) -> LogicalResult { setF(o, flt(o.getIn())); return success(); })
+        .Case([&](arith::ExtFOp o) -> LogicalResult { setF(o, flt(o.getIn())); return success(); })
+        .Case([&](arith::SelectOp o) -> LogicalResult {
+          env_[o] = idx(o.getCondition()) ? env_.lookup(o.getTrueValue()) : env_.lookup(o.getFalseValue());
+          return success();
+        })
+        .Case([&](arith::CmpIOp o) -> LogicalResult { return compare(o); })
+        .Case([&](math::ExpOp o) -> LogicalResult { setF(o, std::exp(flt(o.getOperand()))); return success(); })
+        .Case([&](math::LogOp o) -> LogicalResult { setF(o, std::log(flt(o.getOperand()))); return success(); })
+        .Case([&](math::SqrtOp o) -> LogicalResult { setF(o, std::sqrt(flt(o.getOperand()))); return success(); })
+        .Case([&](math::RsqrtOp o) -> LogicalResult { setF(o, 1.0 / std::sqrt(flt(o.getOperand()))); return success(); })
+        .Case([&](BlockIdOp o) -> LogicalResult { setI(o, blockId_[o.getDim()]); return success(); })
+        .Case([&](CopyOp o) -> LogicalResult { return copy(o); })
+        .Case([&](FillOp o) -> LogicalResult {
+          auto t = newTile(o);
+          double v = roundTo(o.getType().getElementType(), cast<FloatAttr>(o.getValue()).getValueAsDouble());
+          std::fill(t->data.begin(), t->data.end(), v);
+          return success();
+        })
+        .Case([&](GemmOp o) -> LogicalResult { return gemm(o); })
+        .Case([&](MapOp o) -> LogicalResult { return map(o); })
+        .Case([&](StoreOp o) -> LogicalResult { return store(o); })
+        .Case([&](ForOp o) -> LogicalResult {
+          return loop(o, idx(o.getLowerBound()), idx(o.getUpperBound()), idx(o.getStep()), o.getInitArgs(),
+                      o.getBody().front());
+        })
+        .Case([&](scf::ForOp o) -> LogicalResult {
+          return loop(o, idx(o.getLowerBound()), idx(o.getUpperBound()), idx(o.getStep()), o.getInitArgs(),
+                      *o.getBody());
+        })
+        .Default([&](Operation *other) -> LogicalResult {
+          return (other->emitOpError() << "is not supported by the CPU interpreter (it runs tile-level "
+                                                 "kernels, before qla-pipeline)");
+        });
+  }
+
+  LogicalResult divide(Operation *op, int64_t a, int64_t b, bool ceil) {
+    if (b == 0)
+      return LogicalResult(op->emitOpError() << "division by zero");
+    setI(op->getResult(0), ceil ? (a + b - 1) / b : a / b);
+    return success();
+  }
+
+  LogicalResult compare(arith::CmpIOp o) {
+    int64_t a = idx(o.getLhs()), b = idx(o.getRhs());
+    bool r = false;
+    switch (o.getPredicate()) {
+    case arith::CmpIPredicate::eq: r = a == b; break;
+    case arith::CmpIPredicate::ne: r = a != b; break;
+    case arith::CmpIPredicate::slt: case arith::CmpIPredicate::ult: r = a < b; break;
+    case arith::CmpIPredicate::sle: case arith::CmpIPredicate::ule: r = a <= b; break;
+    case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: r = a > b; break;
+    case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: r = a >= b; break;
+    }
+    setI(o, r);
+    return success();
+  }
+
+  /// Linear index of element `pos` in the tensor, or -1 when outside its bounds.
+  static int64_t linear(const HostTensor &t, ArrayRef<int64_t> pos) {
+    int64_t lin = 0;
+    for (size_t d = 0; d < pos.size(); ++d) {
+      if (pos[d] < 0 || pos[d] >= t.shape[d])
+        return -1;
+      lin = lin * t.shape[d] + pos[d];
+    }
+    return lin;
+  }
+
+  /// Calls f(tileLinearIndex, tensorPosition) for every element of a tile placed at `offsets`.
+  template <typename F>
+  static void forEach(ArrayRef<int64_t> tileShape, ArrayRef<int64_t> offsets, F f) {
+    int64_t n = 1;
+    for (int64_t d : tileShape)
+      n *= d;
+    SmallVector<int64_t> pos(tileShape.size());
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t rest = e;
+      for (size_t d = tileShape.size(); d-- > 0;) {
+        pos[d] = offsets[d] + rest % tileShape[d];
+        rest /= tileShape[d];
+      }
+      f(e, pos);
+    }
+  }
+
+  SmallVector<int64_t> offsetsOf(OperandRange offsets) {
+    SmallVector<int64_t> out;
+    for (Value v : offsets)
+      out.push_back(idx(v));
+    return out;
+  }
+
+  LogicalResult copy(CopyOp o) {
+    HostTensor &src = tensorOf(o.getSource());
+    auto tile = newTile(o);
+    forEach(tile->shape, offsetsOf(o.getOffsets()), [&](int64_t e, ArrayRef<int64_t> pos) {
+      int64_t lin = linear(src, pos);
+      tile->data[e] = lin < 0 ? 0.0 : src.data[lin]; // out of bounds reads zero, as TMA does
+    });
+    return success();
+  }
+
+  LogicalResult store(StoreOp o) {
+    HostTensor &dst = tensorOf(o.getDest());
+    Type elt = o.getDest().getType().getElementType();
+    const TileData &tile = *env_.lookup(o.getValue()).tile;
+    forEach(tile.shape, offsetsOf(o.getOffsets()), [&](int64_t e, ArrayRef<int64_t> pos) {
+      if (int64_t lin = linear(dst, pos); lin >= 0)
+        dst.data[lin] = roundTo(elt, tile.data[e]);
+    });
+    return success();
+  }
+
+  LogicalResult gemm(GemmOp o) {
+    const TileData &a = *env_.lookup(o.getA()).tile, &b = *env_.lookup(o.getB()).tile;
+    const TileData &acc = *env_.lookup(o.getAcc()).tile;
+    auto out = newTile(o);
+    int64_t m = a.shape[0], k = a.shape[1], n = acc.shape[1];
+    bool bt = o.getTransposeB();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = acc.data[i * n + j];
+        for (int64_t kk = 0; kk < k; ++kk)
+          s += a.data[i * k + kk] * (bt ? b.data[j * k + kk] : b.data[kk * n + j]);
+        out->data[i * n + j] = roundTo(o.getType().getElementType(), s);
+      }
+    return success();
+  }
+
+  LogicalResult map(MapOp o) {
+    auto out = newTile(o);
+    Block &body = o.getBody().front();
+    SmallVector<std::shared_ptr<TileData>> ins;
+    for (Value in : o.getInputs())
+      ins.push_back(env_.lookup(in).tile);
+    for (size_t e = 0; e < out->data.size(); ++e) {
+      SmallVector<RtValue> args;
+      for (auto &t : ins) {
+        RtValue v;
+        v.f = t->data[e];
+        args.push_back(v);
+      }
+      SmallVector<RtValue> y;
+      if (failed(runBlock(body, args, &y)))
+        return failure();
+      out->data[e] = roundTo(o.getType().getElementType(), y[0].f);
+    }
+    return success();
+  }
+
+  LogicalResult loop(Operation *op, int64_t lb, int64_t ub, int64_t st, ValueRange inits, Block &body) {
+    if (st <= 0)
+      return LogicalResult(op->emitOpError() << "step must be positive, got " << st);
+    SmallVector<RtValue> carried;
+    for (Value v : inits)
+      carried.push_back(env_.lookup(v));
+    for (int64_t iv = lb; iv < ub; iv += st) {
+      SmallVector<RtValue> args{RtValue{iv, 0, nullptr}};
+      args.append(carried.begin(), carried.end());
+      SmallVector<RtValue> next;
+      if (failed(runBlock(body, args, &next)))
+        return failure();
+      carried = std::move(next);
+    }
+    for (auto [r, v] : llvm::zip(op->getResults(), carried))
+      env_[r] = v;
+    return success();
+  }
+};
+
+} // namespace
+
+LogicalResult interpretKernel(func::FuncOp kernel, ArrayRef<HostTensor *> args) {
+  if (args.size() != kernel.getNumArguments())
+    return kernel.emitError() << "interpreter: kernel takes " << kernel.getNumArguments() << " tensors, got "
+                              << args.size();
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    auto t = dyn_cast<qla::TensorType>(kernel.getArgument(i).getType());
+    if (!t)
+      return kernel.emitError() << "interpreter: argument " << i << " is not a !qla.tensor";
+    int64_t n = 1;
+    for (auto [d, dim] : llvm::enumerate(t.getShape())) {
+      if (d >= arg->shape.size() || (dim != ShapedType::kDynamic && dim != arg->shape[d]))
+        return kernel.emitError() << "interpreter: argument " << i << " has the wrong shape";
+      n *= arg->shape[d];
+    }
+    if (arg->shape.size() != static_cast<size_t>(t.getRank()) || static_cast<int64_t>(arg->data.size()) != n)
+      return kernel.emitError() << "interpreter: argument " << i << " has " << arg->data.size()
+                                << " values for its shape";
+  }
+  auto grid = kernel->getAttrOfType<DenseI64ArrayAttr>(QlaDialect::kGridAttr);
+  std::array<int64_t, 3> g{1, 1, 1};
+  if (grid)
+    std::copy(grid.asArrayRef().begin(), grid.asArrayRef().end(), g.begin());
+  for (int64_t z = 0; z < g[2]; ++z)
+    for (int64_t y = 0; y < g[1]; ++y)
+      for (int64_t x = 0; x < g[0]; ++x)
+        if (failed(BlockInterpreter(kernel, args, {x, y, z}).run()))
+          return failure();
+  return success();
+}
+
+} // namespace qla
