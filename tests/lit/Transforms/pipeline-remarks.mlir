@@ -1,0 +1,144 @@
+// RUN: qla-opt %s -qla-pipeline -split-input-file -verify-diagnostics | FileCheck %s
+
+// When qla-pipeline declines a loop it says why in a remark and leaves the loop as it was.
+
+// A 257-row tile exceeds TMA's box limit of 256 in any dimension.
+// CHECK-LABEL: func.func @box_too_tall
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: qla.for
+// CHECK: qla.copy
+// CHECK: } {stages = 3 : i64}
+func.func @box_too_tall(%A: !qla.tensor<1024x64xbf16>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%k: index):
+    // expected-remark @+1 {{copy cannot use TMA: a tile dimension of 257 exceeds the TMA box limit of 256; the loop is not pipelined}}
+    %a = qla.copy %A[%k, %c0] : !qla.tensor<1024x64xbf16> -> !qla.tile<257x64xbf16, smem>
+    qla.yield
+  } {stages = 3 : i64}
+  return
+}
+
+// -----
+
+// Rows of 128 bf16 are 256 bytes: wider than the 128-byte swizzle span that TMA and wgmma share.
+// CHECK-LABEL: func.func @rows_too_wide
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: qla.copy
+func.func @rows_too_wide(%A: !qla.tensor<1024x1024xbf16>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%k: index):
+    // expected-remark @+1 {{copy cannot use TMA: the tile's rows are 256 bytes, wider than the largest swizzle span (128 bytes); the loop is not pipelined}}
+    %a = qla.copy %A[%k, %c0] : !qla.tensor<1024x1024xbf16> -> !qla.tile<64x128xbf16, smem>
+    qla.yield
+  } {stages = 2 : i64}
+  return
+}
+
+// -----
+
+// Rows of 4 bf16 are 8 bytes; a TMA box row must be a multiple of 16 bytes.
+// CHECK-LABEL: func.func @rows_not_16_bytes
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: qla.copy
+func.func @rows_not_16_bytes(%A: !qla.tensor<1024x64xbf16>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%k: index):
+    // expected-remark @+1 {{copy cannot use TMA: the tile's rows are 8 bytes, not a multiple of 16; the loop is not pipelined}}
+    %a = qla.copy %A[%k, %c0] : !qla.tensor<1024x64xbf16> -> !qla.tile<64x4xbf16, smem>
+    qla.yield
+  } {stages = 2 : i64}
+  return
+}
+
+// -----
+
+// A row-major 100-column bf16 tensor has a row stride of 200 bytes; TMA needs multiples of 16.
+// CHECK-LABEL: func.func @stride_not_16_bytes
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: qla.copy
+func.func @stride_not_16_bytes(%A: !qla.tensor<1024x100xbf16>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%k: index):
+    // expected-remark @+1 {{copy cannot use TMA: a tensor stride of 200 bytes is not a multiple of 16; the loop is not pipelined}}
+    %a = qla.copy %A[%k, %c0] : !qla.tensor<1024x100xbf16> -> !qla.tile<64x64xbf16, smem>
+    qla.yield
+  } {stages = 2 : i64}
+  return
+}
+
+// -----
+
+// A column-major tensor: the innermost dimension is not contiguous.
+// CHECK-LABEL: func.func @not_contiguous
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: qla.copy
+func.func @not_contiguous(%A: !qla.tensor<1024x64xbf16, strides = [1, 1024]>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%k: index):
+    // expected-remark @+1 {{copy cannot use TMA: the innermost dimension of the tensor is not contiguous (stride must be 1); the loop is not pipelined}}
+    %a = qla.copy %A[%k, %c0] : !qla.tensor<1024x64xbf16, strides = [1, 1024]> -> !qla.tile<64x64xbf16, smem>
+    qla.yield
+  } {stages = 2 : i64}
+  return
+}
+
+// -----
+
+// One stage means no overlap: nothing to pipeline.
+// CHECK-LABEL: func.func @one_stage
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: qla.for
+// CHECK: qla.copy
+// CHECK: qla.gemm
+// CHECK-NOT: async
+// CHECK: qla.yield
+func.func @one_stage(%A: !qla.tensor<1024x64xbf16>, %B: !qla.tensor<1024x64xbf16>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %acc0 = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
+  // expected-remark @+1 {{not pipelined: stages = 1 (ask for at least 2)}}
+  %acc = qla.for %c0 to %n step %c1 iter_args(%acc0 : !qla.tile<64x64xf32, frag>) -> !qla.tile<64x64xf32, frag> {
+  ^bb0(%k: index, %a_acc: !qla.tile<64x64xf32, frag>):
+    %a = qla.copy %A[%k, %c0] : !qla.tensor<1024x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    %b = qla.copy %B[%k, %c0] : !qla.tensor<1024x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    %r = qla.gemm %a, %b, %a_acc {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+    qla.yield %r : !qla.tile<64x64xf32, frag>
+  }
+  return
+}
+
+// -----
+
+// A pipelined slot is reused after the gemms that read it retire; other readers are not tracked.
+// CHECK-LABEL: func.func @copy_feeds_store
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: qla.copy
+func.func @copy_feeds_store(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x64xbf16>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%k: index):
+    %a = qla.copy %A[%k, %c0] : !qla.tensor<1024x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    // expected-remark @+1 {{not pipelined: a pipelined copy may only feed qla.gemm, found qla.store}}
+    qla.store %a, %C[%k, %c0] : !qla.tile<64x64xbf16, smem>, !qla.tensor<1024x64xbf16>
+    qla.yield
+  } {stages = 2 : i64}
+  return
+}

@@ -1,0 +1,70 @@
+// RUN: qla-opt %s -qla-plan-smem -split-input-file | FileCheck %s
+// RUN: qla-opt %s -qla-plan-smem=budget=1000 -split-input-file -verify-diagnostics -o /dev/null
+
+// Buffers are placed in order: swizzled tiles at 1024-byte boundaries (TMA and wgmma need it), others at
+// 128. qla.smem_bytes = end of the last buffer + 1024 bytes of slack, because the kernel aligns the
+// dynamic shared-memory base to 1024 bytes at run time.
+
+// CHECK-LABEL: func.func @placement()
+// CHECK-SAME: qla.smem_bytes = 75824 : i64
+// expected-error @+1 {{shared memory needed (75824 bytes) exceeds the budget of 1000 bytes; buffers: '!qla.tile<4x128x64xbf16, smem, #qla.swizzle<128>>' (65536 B) '!qla.tile<8x4xf32, smem>' (128 B) '!qla.tile<2x64x32xbf16, smem, #qla.swizzle<64>>' (8192 B) '!qla.tile<3x8xf16, smem, #qla.swizzle<0>>' (48 B)}}
+func.func @placement() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  // [0, 65536)
+  // CHECK: qla.smem_alloc {offset = 0 : i64} : !qla.tile<4x128x64xbf16, smem, #qla.swizzle<128>>
+  %a = qla.smem_alloc : !qla.tile<4x128x64xbf16, smem, #qla.swizzle<128>>
+  // Not swizzled: 128-byte alignment. [65536, 65664)
+  // CHECK-NEXT: qla.smem_alloc {offset = 65536 : i64} : !qla.tile<8x4xf32, smem>
+  %b = qla.smem_alloc : !qla.tile<8x4xf32, smem>
+  // Swizzled: up to the next 1024 boundary. [66560, 74752)
+  // CHECK-NEXT: qla.smem_alloc {offset = 66560 : i64} : !qla.tile<2x64x32xbf16, smem, #qla.swizzle<64>>
+  %c = qla.smem_alloc : !qla.tile<2x64x32xbf16, smem, #qla.swizzle<64>>
+  // swizzle<0> is not swizzled: 128-byte alignment. [74752, 74800), and 74800 + 1024 = 75824 in all.
+  // CHECK-NEXT: qla.smem_alloc {offset = 74752 : i64} : !qla.tile<3x8xf16, smem, #qla.swizzle<0>>
+  %d = qla.smem_alloc : !qla.tile<3x8xf16, smem, #qla.swizzle<0>>
+  return
+}
+
+// -----
+
+// Allocations in nested regions count too; an existing offset is replaced.
+// CHECK-LABEL: func.func @nested(
+// CHECK-SAME: qla.smem_bytes = 3072 : i64
+// expected-error @+1 {{shared memory needed (3072 bytes) exceeds the budget of 1000 bytes}}
+func.func @nested(%p: i1) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  // CHECK: qla.smem_alloc {offset = 0 : i64} : !qla.tile<16xf32, smem>
+  %a = qla.smem_alloc {offset = 4096 : i64} : !qla.tile<16xf32, smem>
+  // CHECK: scf.if
+  // CHECK-NEXT: qla.smem_alloc {offset = 1024 : i64} : !qla.tile<16x16xf32, smem, #qla.swizzle<64>>
+  scf.if %p {
+    %b = qla.smem_alloc : !qla.tile<16x16xf32, smem, #qla.swizzle<64>>
+  }
+  return
+}
+
+// -----
+
+// A kernel without shared buffers needs none (and no slack); functions that are not kernels are not
+// planned.
+// CHECK-LABEL: func.func @no_buffers()
+// CHECK-SAME: qla.smem_bytes = 0 : i64
+func.func @no_buffers() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  return
+}
+// CHECK-LABEL: func.func @helper()
+// CHECK-NOT: qla.smem_bytes
+// CHECK: qla.smem_alloc : !qla.tile<64x64xbf16, smem>
+func.func @helper() {
+  %a = qla.smem_alloc : !qla.tile<64x64xbf16, smem>
+  return
+}
+
+// -----
+
+// The 227 KiB default budget: 232448 bytes fit exactly (231424 of buffers + 1024 of slack) ...
+// CHECK-LABEL: func.func @fits_default_budget()
+// CHECK-SAME: qla.smem_bytes = 232448 : i64
+// expected-error @+1 {{shared memory needed (232448 bytes) exceeds the budget of 1000 bytes}}
+func.func @fits_default_budget() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %a = qla.smem_alloc : !qla.tile<226x1024xi8, smem>
+  return
+}
