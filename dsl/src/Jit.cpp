@@ -41,4 +41,13 @@ BuiltKernel buildKernel(const Kernel &kernel, DiskCache &cache, const CompileOpt
   return out;
 }
 
+void Kernel::launch(const std::vector<TensorArg> &tensors, CUstream stream) {
+  if (!loaded_) {
+    DiskCache cache(DiskCache::defaultRoot(), cacheVersionTag());
+    BuiltKernel built = buildKernel(*this, cache);
+    loaded_ = std::make_unique<CompiledKernel>(built.entry.manifest, built.entry.files.at("kernel.cubin"));
+  }
+  loaded_->launch(tensors, stream);
+}
+
 } // namespace qla::dsl

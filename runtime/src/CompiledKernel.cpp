@@ -39,9 +39,8 @@ std::string readFile(const std::filesystem::path& p) {
 
 } // namespace
 
-CompiledKernel::CompiledKernel(const Json& manifest, std::string_view image)
-    : name_(manifest.at("kernel").asString()), entry_(manifest.at("entry").asString()),
-      module_(image, manifest.at("kernel").asString()) {
+KernelSignature::KernelSignature(const Json& manifest)
+    : kernel_(manifest.at("kernel").asString()), entry_(manifest.at("entry").asString()) {
   for (const Json& p : manifest.at("params").asArray()) {
     Param param;
     if (p.at("kind").asString() == "tensor") {
@@ -56,7 +55,6 @@ CompiledKernel::CompiledKernel(const Json& manifest, std::string_view image)
       for (std::int64_t b : ints(p.at("box")))
         param.box.push_back(static_cast<std::uint32_t>(b));
       param.swizzle = static_cast<int>(p.at("swizzle").asInt());
-      maps_.push_back(std::make_unique<CachedMap>());
     }
     params_.push_back(std::move(param));
   }
@@ -66,7 +64,13 @@ CompiledKernel::CompiledKernel(const Json& manifest, std::string_view image)
     config_.block[i] = static_cast<std::uint32_t>(block.at(i));
   }
   config_.dynamicSmemBytes = static_cast<std::uint32_t>(manifest.at("smem_bytes").asInt());
-  function_ = module_.function(entry_);
+}
+
+CompiledKernel::CompiledKernel(const Json& manifest, std::string_view image)
+    : signature_(manifest), module_(image, manifest.at("kernel").asString()) {
+  for (std::size_t i = 0; i < signature_.numTensorMaps(); ++i)
+    maps_.push_back(std::make_unique<CachedMap>());
+  function_ = module_.function(signature_.entry());
 }
 
 std::unique_ptr<CompiledKernel> CompiledKernel::fromDirectory(const std::filesystem::path& dir) {
@@ -80,14 +84,14 @@ std::unique_ptr<CompiledKernel> CompiledKernel::fromDirectory(const std::filesys
   return std::make_unique<CompiledKernel>(manifest, cubin);
 }
 
-void CompiledKernel::validate(const std::vector<TensorArg>& tensors) const {
+void KernelSignature::validate(const std::vector<TensorArg>& tensors) const {
   if (tensors.size() != numTensors_)
-    throw Error(fmt::format("{}: expected {} tensor arguments, got {}", name_, numTensors_, tensors.size()));
+    throw Error(fmt::format("{}: expected {} tensor arguments, got {}", kernel_, numTensors_, tensors.size()));
   for (std::size_t i = 0; i < numTensors_; ++i) {
     const Param& p = params_[i];
     const TensorArg& t = tensors[i];
     auto fail = [&](const std::string& what) {
-      return Error(fmt::format("{}: argument '{}': {}", name_, p.name, what));
+      return Error(fmt::format("{}: argument '{}': {}", kernel_, p.name, what));
     };
     if (t.dtype != p.dtype)
       throw fail(fmt::format("expected a {} tensor, got {}", dtypeName(p.dtype), dtypeName(t.dtype)));
@@ -109,13 +113,15 @@ void CompiledKernel::validate(const std::vector<TensorArg>& tensors) const {
 }
 
 void CompiledKernel::launch(const std::vector<TensorArg>& tensors, CUstream stream) {
-  validate(tensors);
+  signature_.validate(tensors);
+  const auto& params_ = signature_.params();
+  const std::string& name_ = signature_.kernel();
   std::vector<void*> args(params_.size());
-  std::vector<CUdeviceptr> pointers(numTensors_);
+  std::vector<CUdeviceptr> pointers(signature_.numTensors());
   std::size_t mapIndex = 0;
   std::lock_guard lock(mapsMutex_);
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    const Param& p = params_[i];
+    const KernelSignature::Param& p = params_[i];
     if (!p.isTensorMap) {
       pointers[i] = tensors[i].data;
       args[i] = &pointers[i];
@@ -140,7 +146,7 @@ void CompiledKernel::launch(const std::vector<TensorArg>& tensors, CUstream stre
     }
     args[i] = &cached.map;
   }
-  LaunchConfig config = config_;
+  LaunchConfig config = signature_.launchConfig();
   config.stream = stream;
   qla::launch(function_, config, args.data(), name_);
 }

@@ -11,6 +11,7 @@
 #define QLA_DSL_KERNEL_H
 
 #include "qla/Interpreter/HostTensor.h"
+#include "qla/runtime/CompiledKernel.h"
 #include "qla/runtime/DType.h"
 
 #include <cstdint>
@@ -113,6 +114,9 @@ public:
   /// Runs the tile program on the CPU (one argument per tensor, in declaration order); throws
   /// qla::Error with the DSL line of the failing op.
   void interpret(const std::vector<HostTensor *> &args) const;
+  /// JIT launch on the GPU: the first call takes the kernel from the disk cache (or compiles and
+  /// publishes it) and loads it; later calls only validate the arguments and launch.
+  void launch(const std::vector<TensorArg> &tensors, CUstream stream = nullptr);
 
   struct Impl;
 
@@ -122,6 +126,7 @@ private:
   void *materialize(const Index &i);
   std::string name_;
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<CompiledKernel> loaded_;
 };
 
 } // namespace qla::dsl

@@ -27,6 +27,40 @@ struct TensorArg {
   std::vector<std::int64_t> strides;
 };
 
+/// What a kernel's manifest says it takes; checks launch arguments against it. Needs no GPU.
+class KernelSignature {
+public:
+  explicit KernelSignature(const Json& manifest);
+
+  struct Param {
+    bool isTensorMap = false;
+    std::string name;
+    DType dtype = DType::bf16;
+    std::vector<std::int64_t> shape, strides;   // tensors; -1 for dynamic
+    std::size_t tensor = 0;                      // tensor maps
+    std::vector<std::uint32_t> box;              // tensor maps, innermost first
+    int swizzle = 0;
+  };
+
+  const std::string& kernel() const { return kernel_; }
+  const std::string& entry() const { return entry_; }
+  const std::vector<Param>& params() const { return params_; }
+  std::size_t numTensors() const { return numTensors_; }
+  std::size_t numTensorMaps() const { return params_.size() - numTensors_; }
+  /// grid, block and dynamic shared memory; the stream is left null.
+  const LaunchConfig& launchConfig() const { return config_; }
+
+  /// Throws qla::Error naming the kernel, the argument and the expectation when `tensors` do not
+  /// match (count, dtype, shape, strides, null or not 16-byte aligned pointers).
+  void validate(const std::vector<TensorArg>& tensors) const;
+
+private:
+  std::string kernel_, entry_;
+  std::vector<Param> params_;
+  std::size_t numTensors_ = 0;
+  LaunchConfig config_;
+};
+
 class CompiledKernel {
 public:
   /// `image` is a cubin or PTX; the module is loaded now (needs a GPU).
@@ -34,34 +68,18 @@ public:
   /// Loads DIR/manifest.json and DIR/kernel.cubin as written by `qlac compile`, checking their sha256.
   static std::unique_ptr<CompiledKernel> fromDirectory(const std::filesystem::path& dir);
 
-  const std::string& name() const { return name_; }
-  const LaunchConfig& launchConfig() const { return config_; }
-
-  /// Throws qla::Error naming the kernel, the argument and the expectation when `tensors` do not
-  /// match the ABI (count, dtype, shape, strides, 16-byte alignment for TMA).
-  void validate(const std::vector<TensorArg>& tensors) const;
+  const std::string& name() const { return signature_.kernel(); }
+  const KernelSignature& signature() const { return signature_; }
   void launch(const std::vector<TensorArg>& tensors, CUstream stream = nullptr);
 
 private:
-  struct Param {
-    bool isTensorMap = false;
-    std::string name;
-    DType dtype = DType::bf16;
-    std::vector<std::int64_t> shape, strides;   // tensors
-    std::size_t tensor = 0;                      // tensor maps
-    std::vector<std::uint32_t> box;              // tensor maps, innermost first
-    int swizzle = 0;
-  };
   struct CachedMap {
     CUdeviceptr data = 0;
     std::vector<std::int64_t> shape, strides;
     CUtensorMap map; // 128-byte aligned by its type
   };
 
-  std::string name_, entry_;
-  std::vector<Param> params_;
-  std::size_t numTensors_ = 0;
-  LaunchConfig config_;
+  KernelSignature signature_;
   LoadedModule module_;
   CUfunction function_ = nullptr;
   std::mutex mapsMutex_;
