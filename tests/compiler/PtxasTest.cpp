@@ -1,0 +1,105 @@
+// The GEMM through the whole pipeline to PTX, assembled by ptxas for sm_90a: registers, spills and
+// shared memory checked against budgets; and the time from DSL IR to PTX.
+#include "TestUtil.h"
+#include "gemm/Gemm.h"
+
+#include "qla/runtime/Json.h"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+using qla::kernels::buildGemm;
+using qla::kernels::parseGemmConfig;
+
+namespace {
+
+struct PtxasStats {
+  int registers = -1;
+  int spillStores = -1, spillLoads = -1, stackFrame = -1;
+  int smemBytes = -1; // static shared memory (the mbarriers); the tiles are dynamic shared memory
+};
+
+int matchInt(const std::string &text, const std::regex &re) {
+  std::smatch m;
+  return std::regex_search(text, m, re) ? std::stoi(m[1].str()) : -1;
+}
+
+PtxasStats parsePtxas(const std::string &out) {
+  PtxasStats s;
+  s.registers = matchInt(out, std::regex(R"(Used (\d+) registers)"));
+  s.stackFrame = matchInt(out, std::regex(R"((\d+) bytes stack frame)"));
+  s.spillStores = matchInt(out, std::regex(R"((\d+) bytes spill stores)"));
+  s.spillLoads = matchInt(out, std::regex(R"((\d+) bytes spill loads)"));
+  s.smemBytes = matchInt(out, std::regex(R"(registers,.* (\d+) bytes smem)"));
+  return s;
+}
+
+struct Budget {
+  const char *settings;
+  int maxRegisters;  // measured + headroom; at most 255 (and 168 for two warpgroups of 128x256)
+  int stages;
+  int tileBytesPerStage; // (BM + BN) x BK bf16
+};
+
+} // namespace
+
+TEST_CASE("GEMM configs assemble with ptxas within register, spill and smem budgets", "[ptx][ptxas]") {
+  if (!std::filesystem::exists(QLA_PTXAS))
+    SKIP("ptxas not found at " QLA_PTXAS);
+  // Registers measured on 2026-12-02 (ptxas 13.0, -O3): 156, 96, 90, 154.
+  const Budget budgets[] = {
+      {"M=4096,N=4096,K=4096,BM=128,BN=256,stages=4", 168, 4, (128 + 256) * 64 * 2},
+      {"M=4096,N=4096,K=4096,BM=128,BN=128,stages=3", 128, 3, (128 + 128) * 64 * 2},
+      {"M=4096,N=4096,K=4096,BM=64,BN=128,stages=2", 128, 2, (64 + 128) * 64 * 2},
+      {"M=1000,N=700,K=520", 168, 4, (128 + 256) * 64 * 2}, // not a multiple of the tile
+  };
+  qla::test::TempDir tmp;
+  for (const Budget &b : budgets) {
+    DYNAMIC_SECTION(b.settings) {
+      auto kernel = buildGemm(parseGemmConfig(b.settings));
+      qla::dsl::CompiledPtx ptx = kernel->compile();
+      CHECK(ptx.entry == "gemm");
+      CHECK(ptx.ptx.find(".target sm_90a") != std::string::npos);
+      CHECK(ptx.ptx.find(".visible .entry gemm(") != std::string::npos);
+      // The tensor maps are __grid_constant__ 128-byte parameters.
+      CHECK(ptx.ptx.find(".param .align 64 .b8 gemm_param_3[128]") != std::string::npos);
+      CHECK(ptx.ptx.find("wgmma.mma_async.sync.aligned") != std::string::npos);
+      CHECK(ptx.ptx.find("cp.async.bulk.tensor") != std::string::npos);
+
+      qla::Json manifest = qla::Json::parse(ptx.manifestJson);
+      CHECK(manifest.at("smem_bytes").asInt() == b.stages * b.tileBytesPerStage + 1024);
+
+      auto ptxPath = tmp.path() / "kernel.ptx";
+      std::ofstream(ptxPath) << ptx.ptx;
+      auto r = qla::test::runCommand(std::string(QLA_PTXAS) + " -arch=sm_90a -O3 -v " + ptxPath.string() + " -o " +
+                                     (tmp.path() / "kernel.cubin").string());
+      INFO("ptxas output:\n" << r.output);
+      REQUIRE(r.status == 0);
+      PtxasStats s = parsePtxas(r.output);
+      CHECK(s.spillStores == 0);
+      CHECK(s.spillLoads == 0);
+      CHECK(s.stackFrame == 0);
+      CHECK(s.registers > 0);
+      CHECK(s.registers <= 255);
+      CHECK(s.registers <= b.maxRegisters);
+      // Static shared memory: two rings (full, empty) of `stages` 8-byte mbarriers.
+      CHECK(s.smemBytes == 16 * b.stages);
+    }
+  }
+}
+
+TEST_CASE("cold compile of the GEMM from DSL IR to PTX takes under a second", "[ptx][compile-time]") {
+  auto kernel = buildGemm(parseGemmConfig("M=4096,N=4096,K=4096"));
+  auto start = std::chrono::steady_clock::now();
+  qla::dsl::CompiledPtx ptx = kernel->compile();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO("compile() took " << seconds << " s (reported " << ptx.seconds << " s)");
+  CHECK(!ptx.ptx.empty());
+  CHECK(seconds < 1.0);
+  CHECK(ptx.seconds <= seconds);
+}
