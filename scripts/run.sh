@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The main job. Sets up and builds, compiles the GEMM ahead of time with qlac for three configs and
+# prints what ptxas reports for each (registers, spills, shared memory). With a GPU (nvidia-smi
+# works) it also runs the GPU GEMM check on those kernels; without one it says so.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+ptxas=/usr/local/cuda/bin/ptxas
+
+"$root/scripts/build.sh"
+
+out=$build/run/gemm
+rm -rf "$out"
+mkdir -p "$out"
+configs=(
+  "default  M=4096,N=4096,K=4096,BM=128,BN=256,stages=4"
+  "bn128    M=4096,N=4096,K=4096,BM=128,BN=128,stages=3"
+  "ragged   M=1000,N=700,K=520,BM=128,BN=256,stages=4"
+)
+
+echo
+echo "== GEMM compiled ahead of time (qlac) and assembled by ptxas -arch=sm_90a -O3"
+printf '%-8s %-44s %5s %12s %11s %12s %12s\n' name config regs "spill st/ld" "static smem" "dynamic smem" "qlac time"
+for entry in "${configs[@]}"; do
+  read -r name settings <<<"$entry"
+  dir=$out/$name
+  # qlac prints "gemm: <settings> -> DIR (PTX n B, cubin n B) in 0.123 s" (DSL -> PTX -> cubin).
+  seconds=$("$build/tools/qlac/qlac" compile gemm --set "$settings" -o "$dir" | sed -n 's/.* in \([0-9.]*\) s$/\1/p')
+  info=$("$ptxas" -arch=sm_90a -O3 -v "$dir/kernel.ptx" -o "$dir/ptxas.cubin" 2>&1)
+  regs=$(sed -n 's/.*Used \([0-9]*\) registers.*/\1/p' <<<"$info")
+  st=$(sed -n 's/.* \([0-9]*\) bytes spill stores.*/\1/p' <<<"$info")
+  ld=$(sed -n 's/.* \([0-9]*\) bytes spill loads.*/\1/p' <<<"$info")
+  smem=$(sed -n 's/.*registers.* \([0-9]*\) bytes smem.*/\1/p' <<<"$info")
+  dyn=$(grep -o '"smem_bytes": *[0-9]*' "$dir/manifest.json" | grep -o '[0-9]*$')
+  printf '%-8s %-44s %5s %12s %10sB %11sB %11ss\n' "$name" "$settings" "$regs" "$st/$ld" "$smem" "$dyn" "$seconds"
+done
+echo "(kernels in $out: kernel.ptx, kernel.cubin, manifest.json each)"
+
+echo
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  gpu_gemm=""
+  for candidate in "$build/tests/gpu/qla_gpu_gemm" "$build/tests/qla_gpu_gemm"; do
+    if [ -x "$candidate" ]; then gpu_gemm=$candidate; break; fi
+  done
+  if [ -n "$gpu_gemm" ]; then
+    echo "== GPU GEMM check ($gpu_gemm)"
+    "$gpu_gemm" "$out"/*
+  else
+    echo "GPU present, but the GPU GEMM check (qla_gpu_gemm) was not built; nothing run on the GPU."
+  fi
+else
+  echo "No GPU present (nvidia-smi missing or failing): compiled and assembled only, nothing run on a GPU."
+fi
