@@ -22,38 +22,6 @@ using namespace mlir;
 
 namespace qla::dsl {
 
-namespace {
-
-std::string where(const Loc &loc) {
-  std::string file = loc.file_name();
-  if (auto slash = file.rfind('/'); slash != std::string::npos)
-    file = file.substr(slash + 1);
-  return fmt::format("{}:{}", file, loc.line());
-}
-
-std::string shapeStr(const std::vector<int64_t> &s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i)
-    out += (i ? "x" : "") + std::to_string(s[i]);
-  return out;
-}
-
-Type toMlir(MLIRContext *ctx, DType t) {
-  switch (t) {
-  case DType::bf16: return BFloat16Type::get(ctx);
-  case DType::f16: return Float16Type::get(ctx);
-  case DType::f32: return Float32Type::get(ctx);
-  case DType::f64: return Float64Type::get(ctx);
-  case DType::i32: return IntegerType::get(ctx, 32);
-  case DType::i8: return IntegerType::get(ctx, 8);
-  }
-  return {};
-}
-
-Value val(void *p) { return Value::getFromOpaquePointer(p); }
-void *ptr(Value v) { return v.getAsOpaquePointer(); }
-
-} // namespace
 
 
 
@@ -123,11 +91,15 @@ Index Kernel::indexOp(const Index &a, const Index &b, char op) {
 }
 
 Tensor Kernel::tensor(std::string name, std::vector<int64_t> shape, DType dtype, Loc loc) {
-  for (int64_t d : shape)
-    if (d <= 0)
-      throw Error(fmt::format("{}: kernel '{}': tensor '{}' has a non-positive dimension in shape [{}]", where(loc),
-                              name_, name, fmt::join(shape, ", ")));
-  Type t = qla::TensorType::get(shape, toMlir(&impl_->ctx, dtype));
+  SmallVector<int64_t> dims;
+  for (int64_t d : shape) {
+    if (d <= 0 && d != -1)
+      throw Error(fmt::format("{}: kernel '{}': tensor '{}' has a non-positive dimension in shape [{}] "
+                              "(use -1 for a dimension known at launch)",
+                              where(loc), name_, name, fmt::join(shape, ", ")));
+    dims.push_back(d == -1 ? ShapedType::kDynamic : d);
+  }
+  Type t = qla::TensorType::get(dims, toMlir(&impl_->ctx, dtype));
   unsigned index = impl_->func.getNumArguments();
   (void)impl_->func.insertArgument(index, t, impl_->builder.getDictionaryAttr({}), impl_->loc(loc));
   impl_->func.setArgAttr(index, "qla.name", impl_->builder.getStringAttr(name));
@@ -164,6 +136,15 @@ Tile Kernel::copy(const Tensor &src, std::vector<Index> offsets, std::vector<int
   return Tile{this, ptr(r), std::move(tileShape), src.dtype, true};
 }
 
+Tile Kernel::load(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape, Loc loc) {
+  Tile t = copy(src, std::move(offsets), std::move(tileShape), loc);
+  Value v = val(t.value);
+  auto smem = mlir::cast<TileType>(v.getType());
+  v.setType(TileType::get(smem.getShape(), smem.getElementType(), MemorySpace::frag));
+  t.shared = false;
+  return t;
+}
+
 Tile Kernel::fill(std::vector<int64_t> shape, DType dtype, double value, Loc loc) {
   Type elt = toMlir(&impl_->ctx, dtype);
   auto type = TileType::get(shape, elt, MemorySpace::frag);
@@ -173,20 +154,24 @@ Tile Kernel::fill(std::vector<int64_t> shape, DType dtype, double value, Loc loc
   return Tile{this, ptr(r), std::move(shape), dtype, false};
 }
 
-Tile Kernel::gemm(const Tile &a, const Tile &b, const Tile &acc, bool transposeB, Loc loc) {
-  if (!a.shared || !b.shared || acc.shared)
-    throw Error(fmt::format("{}: kernel '{}': gemm takes A and B in shared memory and a register accumulator",
+Tile Kernel::gemm(const Tile &a, const Tile &b, const Tile &acc, Transpose tr, Loc loc) {
+  if (!b.shared || acc.shared || (!a.shared && tr.a))
+    throw Error(fmt::format("{}: kernel '{}': gemm takes B in shared memory, A in shared memory (or in registers when "
+                            "not transposed) and a register accumulator",
                             where(loc), name_));
-  int64_t k = a.shape[1], kb = transposeB ? b.shape[1] : b.shape[0], n = transposeB ? b.shape[0] : b.shape[1];
-  if (k != kb || acc.shape != std::vector<int64_t>{a.shape[0], n})
-    throw Error(fmt::format("{}: kernel '{}': gemm shapes do not agree: A {} , B{} {}, acc {} (expected acc {}x{})",
-                            where(loc), name_, shapeStr(a.shape), transposeB ? "ᵀ" : "", shapeStr(b.shape),
-                            shapeStr(acc.shape), a.shape[0], n));
+  if (a.shape.size() != 2 || b.shape.size() != 2 || acc.shape.size() != 2)
+    throw Error(fmt::format("{}: kernel '{}': gemm operands must be 2-D", where(loc), name_));
+  int64_t m = tr.a ? a.shape[1] : a.shape[0], k = tr.a ? a.shape[0] : a.shape[1];
+  int64_t kb = tr.b ? b.shape[1] : b.shape[0], n = tr.b ? b.shape[0] : b.shape[1];
+  if (k != kb || acc.shape != std::vector<int64_t>{m, n})
+    throw Error(fmt::format("{}: kernel '{}': gemm shapes do not agree: A{} {}, B{} {}, acc {} (expected acc {}x{})",
+                            where(loc), name_, tr.a ? "ᵀ" : "", shapeStr(a.shape), tr.b ? "ᵀ" : "",
+                            shapeStr(b.shape), shapeStr(acc.shape), m, n));
   if (acc.dtype != DType::f32)
     throw Error(fmt::format("{}: kernel '{}': gemm accumulates in f32, got a {} accumulator", where(loc), name_,
                             dtypeName(acc.dtype)));
   auto op = impl_->builder.create<GemmOp>(impl_->loc(loc), val(acc.value).getType(), val(a.value), val(b.value),
-                                          val(acc.value), transposeB, /*async=*/false);
+                                          val(acc.value), tr.a, tr.b, /*async=*/false);
   return Tile{this, ptr(op.getResult()), acc.shape, acc.dtype, false};
 }
 

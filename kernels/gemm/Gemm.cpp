@@ -43,7 +43,7 @@ std::unique_ptr<dsl::Kernel> buildGemm(const GemmConfig &c) {
                       [&](Index kt, const Tiles &acc) {
                         auto a = k->copy(A, {m0, kt * c.BK}, {c.BM, c.BK});
                         auto b = k->copy(B, {n0, kt * c.BK}, {c.BN, c.BK});
-                        return Tiles{k->gemm(a, b, acc[0], /*transposeB=*/true)};
+                        return Tiles{k->gemm(a, b, acc[0], {.b = true})};
                       });
   k->store(k->cast(acc[0], DType::bf16), C, {m0, n0});
   return k;

@@ -17,11 +17,12 @@ struct DTypeInfo {
   bool floatingPoint;
 };
 
-constexpr std::array<DTypeInfo, 6> kDTypes = {{
+constexpr std::array<DTypeInfo, 7> kDTypes = {{
     {DType::bf16, "bf16", 2, true},
     {DType::f16, "f16", 2, true},
     {DType::f32, "f32", 4, true},
     {DType::f64, "f64", 8, true},
+    {DType::i64, "i64", 8, false},
     {DType::i32, "i32", 4, false},
     {DType::i8, "i8", 1, false},
 }};
@@ -45,7 +46,7 @@ DType parseDType(std::string_view name) {
   for (const DTypeInfo& entry : kDTypes)
     if (entry.name == name)
       return entry.dtype;
-  throw Error(fmt::format("unknown dtype '{}' (expected one of bf16, f16, f32, f64, i32, i8)", name));
+  throw Error(fmt::format("unknown dtype '{}' (expected one of bf16, f16, f32, f64, i64, i32, i8)", name));
 }
 
 } // namespace qla

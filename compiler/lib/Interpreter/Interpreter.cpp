@@ -131,10 +131,34 @@ private:
           return success();
         })
         .Case([&](arith::CmpIOp o) -> LogicalResult { return compare(o); })
+        .Case([&](arith::SIToFPOp o) -> LogicalResult { setF(o, double(idx(o.getIn()))); return success(); })
+        .Case([&](arith::UIToFPOp o) -> LogicalResult { setF(o, double(idx(o.getIn()))); return success(); })
+        .Case([&](arith::CmpFOp o) -> LogicalResult { return compareF(o); })
+        .Case([&](math::Exp2Op o) -> LogicalResult { setF(o, std::exp2(flt(o.getOperand()))); return success(); })
+        .Case([&](math::Log1pOp o) -> LogicalResult { setF(o, std::log1p(flt(o.getOperand()))); return success(); })
         .Case([&](math::ExpOp o) -> LogicalResult { setF(o, std::exp(flt(o.getOperand()))); return success(); })
         .Case([&](math::LogOp o) -> LogicalResult { setF(o, std::log(flt(o.getOperand()))); return success(); })
         .Case([&](math::SqrtOp o) -> LogicalResult { setF(o, std::sqrt(flt(o.getOperand()))); return success(); })
         .Case([&](math::RsqrtOp o) -> LogicalResult { setF(o, 1.0 / std::sqrt(flt(o.getOperand()))); return success(); })
+        .Case([&](DimOp o) -> LogicalResult {
+          setI(o, tensorOf(o.getTensor()).shape[o.getDim()]);
+          return success();
+        })
+        .Case([&](LoadOp o) -> LogicalResult { return load(o); })
+        .Case([&](IotaOp o) -> LogicalResult {
+          auto t = newTile(o);
+          forEach(t->shape, SmallVector<int64_t>(t->shape.size(), 0),
+                  [&](int64_t e, ArrayRef<int64_t> pos) { t->data[e] = double(pos[o.getDim()]); });
+          return success();
+        })
+        .Case([&](BroadcastOp o) -> LogicalResult { return broadcast(o); })
+        .Case([&](ReduceOp o) -> LogicalResult { return reduce(o); })
+        .Case([&](CumsumOp o) -> LogicalResult { return cumsum(o); })
+        .Case([&](ShareOp o) -> LogicalResult {
+          env_[o.getResult()].tile = std::make_shared<TileData>(*env_.lookup(o.getInput()).tile);
+          return success();
+        })
+        .Case([&](TriInverseOp o) -> LogicalResult { return triInverse(o); })
         .Case([&](BlockIdOp o) -> LogicalResult { setI(o, blockId_[o.getDim()]); return success(); })
         .Case([&](CopyOp o) -> LogicalResult { return copy(o); })
         .Case([&](FillOp o) -> LogicalResult {
@@ -179,6 +203,116 @@ private:
     case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: r = a >= b; break;
     }
     setI(o, r);
+    return success();
+  }
+
+  LogicalResult compareF(arith::CmpFOp o) {
+    double a = flt(o.getLhs()), b = flt(o.getRhs());
+    bool r = false;
+    switch (o.getPredicate()) {
+    case arith::CmpFPredicate::OEQ: case arith::CmpFPredicate::UEQ: r = a == b; break;
+    case arith::CmpFPredicate::ONE: case arith::CmpFPredicate::UNE: r = a != b; break;
+    case arith::CmpFPredicate::OLT: case arith::CmpFPredicate::ULT: r = a < b; break;
+    case arith::CmpFPredicate::OLE: case arith::CmpFPredicate::ULE: r = a <= b; break;
+    case arith::CmpFPredicate::OGT: case arith::CmpFPredicate::UGT: r = a > b; break;
+    case arith::CmpFPredicate::OGE: case arith::CmpFPredicate::UGE: r = a >= b; break;
+    default: return o.emitOpError() << "predicate not interpreted";
+    }
+    setI(o, r);
+    return success();
+  }
+
+  LogicalResult load(LoadOp o) {
+    HostTensor &src = tensorOf(o.getSource());
+    SmallVector<int64_t> pos;
+    for (Value v : o.getIndices())
+      pos.push_back(idx(v));
+    int64_t lin = linear(src, pos);
+    if (lin < 0)
+      return o.emitOpError() << "reads outside the tensor";
+    if (o.getType().isIndex())
+      setI(o, static_cast<int64_t>(src.data[lin]));
+    else
+      setF(o, src.data[lin]);
+    return success();
+  }
+
+  LogicalResult broadcast(BroadcastOp o) {
+    const TileData &in = *env_.lookup(o.getInput()).tile;
+    auto out = newTile(o);
+    ArrayRef<int64_t> dims = o.getDims();
+    forEach(out->shape, SmallVector<int64_t>(out->shape.size(), 0), [&](int64_t e, ArrayRef<int64_t> pos) {
+      int64_t lin = 0;
+      for (size_t i = 0; i < dims.size(); ++i)
+        lin = lin * in.shape[i] + pos[dims[i]];
+      out->data[e] = in.data[lin];
+    });
+    return success();
+  }
+
+  /// Calls f(outer, inner, stride-free index) over the elements of `t` grouped along dimension `dim`:
+  /// for each position of the other dimensions, the linear indices of the elements along `dim`.
+  template <typename F>
+  static void forEachLine(const TileData &t, int64_t dim, F f) {
+    int64_t inner = 1, outer = 1;
+    for (size_t d = dim + 1; d < t.shape.size(); ++d)
+      inner *= t.shape[d];
+    for (int64_t d = 0; d < dim; ++d)
+      outer *= t.shape[d];
+    int64_t n = t.shape[dim];
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        SmallVector<int64_t> line;
+        for (int64_t k = 0; k < n; ++k)
+          line.push_back((o * n + k) * inner + i);
+        f(o * inner + i, line);
+      }
+  }
+
+  LogicalResult reduce(ReduceOp o) {
+    const TileData &in = *env_.lookup(o.getInput()).tile;
+    auto out = newTile(o);
+    Type elt = o.getType().getElementType();
+    forEachLine(in, o.getDim(), [&](int64_t outIndex, ArrayRef<int64_t> line) {
+      double acc = o.getKind() == ReduceKind::add ? 0.0 : -INFINITY;
+      for (int64_t l : line)
+        acc = o.getKind() == ReduceKind::add ? acc + in.data[l] : std::max(acc, in.data[l]);
+      out->data[outIndex] = roundTo(elt, acc);
+    });
+    return success();
+  }
+
+  LogicalResult cumsum(CumsumOp o) {
+    const TileData &in = *env_.lookup(o.getInput()).tile;
+    auto out = newTile(o);
+    Type elt = o.getType().getElementType();
+    forEachLine(in, o.getDim(), [&](int64_t, ArrayRef<int64_t> line) {
+      double acc = 0;
+      for (int64_t l : line)
+        out->data[l] = roundTo(elt, acc += in.data[l]);
+    });
+    return success();
+  }
+
+  /// Forward substitution: row i of X = (I + L)^-1 is e_i - sum_{j<i} L[i][j] X[j].
+  LogicalResult triInverse(TriInverseOp o) {
+    const TileData &a = *env_.lookup(o.getInput()).tile;
+    auto x = newTile(o);
+    int64_t n = a.shape[0];
+    std::vector<double> inv(n * n, 0.0);
+    for (int64_t i = 0; i < n; ++i) {
+      inv[i * n + i] = 1.0;
+      for (int64_t j = 0; j < i; ++j) {
+        double l = a.data[i * n + j];
+        if (l == 0.0)
+          continue;
+        for (int64_t c = 0; c <= j; ++c)
+          inv[i * n + c] -= l * inv[j * n + c];
+      }
+    }
+    Type elt = o.getType().getElementType();
+    for (int64_t e = 0; e < n * n; ++e)
+      x->data[e] = roundTo(elt, inv[e]);
     return success();
   }
 
@@ -242,13 +376,13 @@ private:
     const TileData &a = *env_.lookup(o.getA()).tile, &b = *env_.lookup(o.getB()).tile;
     const TileData &acc = *env_.lookup(o.getAcc()).tile;
     auto out = newTile(o);
-    int64_t m = a.shape[0], k = a.shape[1], n = acc.shape[1];
-    bool bt = o.getTransposeB();
+    bool at = o.getTransposeA(), bt = o.getTransposeB();
+    int64_t m = acc.shape[0], n = acc.shape[1], k = at ? a.shape[0] : a.shape[1];
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double s = acc.data[i * n + j];
         for (int64_t kk = 0; kk < k; ++kk)
-          s += a.data[i * k + kk] * (bt ? b.data[j * k + kk] : b.data[kk * n + j]);
+          s += (at ? a.data[kk * m + i] : a.data[i * k + kk]) * (bt ? b.data[j * k + kk] : b.data[kk * n + j]);
         out->data[i * n + j] = roundTo(o.getType().getElementType(), s);
       }
     return success();
@@ -262,15 +396,19 @@ private:
       ins.push_back(env_.lookup(in).tile);
     for (size_t e = 0; e < out->data.size(); ++e) {
       SmallVector<RtValue> args;
-      for (auto &t : ins) {
+      for (auto [t, arg] : llvm::zip(ins, body.getArguments())) {
         RtValue v;
-        v.f = t->data[e];
+        if (isa<IntegerType>(arg.getType()))
+          v.i = static_cast<int64_t>(t->data[e]);
+        else
+          v.f = t->data[e];
         args.push_back(v);
       }
       SmallVector<RtValue> y;
       if (failed(runBlock(body, args, &y)))
         return failure();
-      out->data[e] = roundTo(o.getType().getElementType(), y[0].f);
+      Type elt = o.getType().getElementType();
+      out->data[e] = isa<IntegerType>(elt) ? double(y[0].i) : roundTo(elt, y[0].f);
     }
     return success();
   }

@@ -224,8 +224,9 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     auto acc = accLayout(acct);
     if (!acc)
       return rw.notifyMatchFailure(op, "accumulator has no wgmma_acc layout");
-    if (!op.getTransposeB())
-      return op.emitOpError() << "is only lowered with transpose_b (B stored N x K) so far";
+    if (!op.getTransposeB() || op.getTransposeA() || at.isFragment())
+      return op.emitOpError() << "is only lowered to wgmma for A in shared memory, not transposed, and B "
+                                 "transposed (stored N x K) so far";
     int64_t eb = elementBytes(at.getElementType());
     int64_t rowBytesA = at.getShape()[1] * eb, rowBytesB = bt.getShape()[1] * eb;
     auto swA = dyn_cast_or_null<SwizzleAttr>(at.getLayout()), swB = dyn_cast_or_null<SwizzleAttr>(bt.getLayout());

@@ -45,6 +45,54 @@ private:
   int64_t constant_ = 0;
 };
 
+/// A scalar inside qla.map bodies (or loaded from a tensor): floats, integers, booleans.
+/// Plain numbers convert implicitly and take the type of the other operand.
+class Scalar {
+public:
+  Scalar(double constant); // NOLINT
+  Scalar(int constant) : Scalar(static_cast<double>(constant)) {} // NOLINT
+  friend Scalar operator+(const Scalar &a, const Scalar &b);
+  friend Scalar operator-(const Scalar &a, const Scalar &b);
+  friend Scalar operator*(const Scalar &a, const Scalar &b);
+  friend Scalar operator/(const Scalar &a, const Scalar &b);
+  friend Scalar operator-(const Scalar &a);
+  friend Scalar operator<(const Scalar &a, const Scalar &b);
+  friend Scalar operator<=(const Scalar &a, const Scalar &b);
+  friend Scalar operator>(const Scalar &a, const Scalar &b);
+  friend Scalar operator>=(const Scalar &a, const Scalar &b);
+  friend Scalar operator==(const Scalar &a, const Scalar &b);
+  friend Scalar operator&&(const Scalar &a, const Scalar &b);
+  friend Scalar exp(const Scalar &x);
+  friend Scalar exp2(const Scalar &x);
+  friend Scalar log(const Scalar &x);
+  friend Scalar log1p(const Scalar &x);
+  friend Scalar sqrt(const Scalar &x);
+  friend Scalar rsqrt(const Scalar &x);
+  friend Scalar max(const Scalar &a, const Scalar &b);
+  friend Scalar min(const Scalar &a, const Scalar &b);
+  friend Scalar select(const Scalar &cond, const Scalar &a, const Scalar &b);
+  /// Conversion to another float type (or int -> float).
+  Scalar to(DType t) const;
+
+private:
+  friend class Kernel;
+  friend Scalar scalarBinary(const Scalar &a, const Scalar &b, int op);
+  friend Scalar scalarUnary(const Scalar &x, int op);
+  Scalar(Kernel *k, void *v) : kernel_(k), value_(v) {}
+  Kernel *kernel_ = nullptr;
+  void *value_ = nullptr;
+  double constant_ = 0;
+};
+using Scalars = std::vector<Scalar>;
+
+enum class Reduce { add, max };
+
+/// Which gemm operands are transposed: Aᵀ (A stored K x M), Bᵀ (B stored N x K).
+struct Transpose {
+  bool a = false;
+  bool b = false;
+};
+
 /// A global tensor (a kernel argument).
 struct Tensor {
   Kernel *kernel;
@@ -89,15 +137,38 @@ public:
 
   const std::string &name() const { return name_; }
 
+  /// A tensor argument; -1 marks a dimension known only at launch (read it with dim()).
   Tensor tensor(std::string name, std::vector<int64_t> shape, DType dtype, Loc loc = Loc::current());
+  Index dim(const Tensor &t, int d, Loc loc = Loc::current());
+  /// One element of an integer tensor, as an index (e.g. cu_seqlens[n]).
+  Index loadIndex(const Tensor &t, std::vector<Index> indices, Loc loc = Loc::current());
+  /// One element of a floating-point tensor.
+  Scalar loadScalar(const Tensor &t, std::vector<Index> indices, Loc loc = Loc::current());
   void grid(int64_t x, int64_t y = 1, int64_t z = 1);
   void threads(int64_t n, Loc loc = Loc::current());
 
   Index blockId(int dim, Loc loc = Loc::current());
+  /// A box of `src` into shared memory (out-of-bounds elements read as zero).
   Tile copy(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
             Loc loc = Loc::current());
+  /// A box of `src` into registers (out-of-bounds elements read as zero).
+  Tile load(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
+            Loc loc = Loc::current());
   Tile fill(std::vector<int64_t> shape, DType dtype, double value, Loc loc = Loc::current());
-  Tile gemm(const Tile &a, const Tile &b, const Tile &acc, bool transposeB, Loc loc = Loc::current());
+  Tile gemm(const Tile &a, const Tile &b, const Tile &acc, Transpose t, Loc loc = Loc::current());
+  /// Elementwise: f receives one Scalar per input element and returns the result element.
+  Tile map(const Tiles &inputs, DType result, const std::function<Scalar(const Scalars &)> &f,
+           Loc loc = Loc::current());
+  /// Each element's index along `dim` (i32), for masks.
+  Tile iota(std::vector<int64_t> shape, int64_t dim, Loc loc = Loc::current());
+  /// `t` repeated along new dimensions; dims[i] is the result dimension of t's dimension i.
+  Tile broadcast(const Tile &t, std::vector<int64_t> shape, std::vector<int64_t> dims, Loc loc = Loc::current());
+  Tile reduce(const Tile &t, int64_t dim, Reduce kind, Loc loc = Loc::current());
+  Tile cumsum(const Tile &t, int64_t dim, Loc loc = Loc::current());
+  /// A register fragment written to shared memory (e.g. to be a gemm operand).
+  Tile share(const Tile &t, Loc loc = Loc::current());
+  /// (I + StrictLower(t))^-1 of a square fragment.
+  Tile triInverse(const Tile &t, Loc loc = Loc::current());
   /// Elementwise conversion of a fragment to another dtype.
   Tile cast(const Tile &t, DType to, Loc loc = Loc::current());
   void store(const Tile &t, const Tensor &dst, std::vector<Index> offsets, Loc loc = Loc::current());
@@ -122,7 +193,12 @@ public:
 
 private:
   friend Index combine(const Index &a, const Index &b, char op);
+  friend class Scalar;
+  friend Scalar scalarBinary(const Scalar &a, const Scalar &b, int op);
+  friend Scalar scalarUnary(const Scalar &x, int op);
+  friend Scalar select(const Scalar &cond, const Scalar &a, const Scalar &b);
   Index indexOp(const Index &a, const Index &b, char op);
+  void *scalarValue(const Scalar &s, void *typeLike);
   void *materialize(const Index &i);
   std::string name_;
   std::unique_ptr<Impl> impl_;

@@ -5,7 +5,7 @@
 
 namespace qla {
 
-enum class DType { bf16, f16, f32, f64, i32, i8 };
+enum class DType { bf16, f16, f32, f64, i32, i8, i64 };
 
 // "bf16", "f16", "f32", "f64", "i32", "i8".
 std::string_view dtypeName(DType dtype);

@@ -77,7 +77,7 @@ LogicalResult WgmmaAccLayoutAttr::verify(function_ref<InFlightDiagnostic()> emit
 //===----------------------------------------------------------------------===//
 
 static bool isSupportedElementType(Type t) {
-  return t.isBF16() || t.isF16() || t.isF32() || t.isF64() || t.isInteger(32) || t.isInteger(8);
+  return t.isBF16() || t.isF16() || t.isF32() || t.isF64() || t.isInteger(64) || t.isInteger(32) || t.isInteger(8);
 }
 
 SmallVector<int64_t> qla::TensorType::getEffectiveStrides() const {
@@ -102,7 +102,7 @@ LogicalResult qla::TensorType::verify(function_ref<InFlightDiagnostic()> emitErr
       return emitError() << "tensor dimensions must be positive or '?', got " << d;
   if (!isSupportedElementType(elementType))
     return emitError() << "unsupported tensor element type " << elementType
-                       << " (expected bf16, f16, f32, f64, i32 or i8)";
+                       << " (expected bf16, f16, f32, f64, i64, i32 or i8)";
   if (!strides.empty() && strides.size() != shape.size())
     return emitError() << "tensor has " << shape.size() << " dimensions but " << strides.size()
                        << " strides";

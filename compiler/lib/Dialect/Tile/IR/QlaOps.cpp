@@ -43,17 +43,21 @@ LogicalResult GemmOp::verify() {
   TileType a = getA().getType(), b = getB().getType(), acc = getAcc().getType();
   if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
     return emitOpError() << "operands must be 2-D tiles";
+  if (a.isFragment() && getTransposeA())
+    return emitOpError() << "a register-fragment A cannot be transposed (store it with qla.share first)";
   if (a.getElementType() != b.getElementType() || !(a.getElementType().isBF16() || a.getElementType().isF16()))
     return emitOpError() << "A and B must both be bf16 or both f16, got " << a.getElementType() << " and "
                          << b.getElementType();
   if (!acc.getElementType().isF32())
     return emitOpError() << "the accumulator must be f32, got " << acc.getElementType();
-  int64_t m = a.getShape()[0], k = a.getShape()[1];
+  int64_t m = getTransposeA() ? a.getShape()[1] : a.getShape()[0];
+  int64_t k = getTransposeA() ? a.getShape()[0] : a.getShape()[1];
   int64_t kb = getTransposeB() ? b.getShape()[1] : b.getShape()[0];
   int64_t n = getTransposeB() ? b.getShape()[0] : b.getShape()[1];
   if (k != kb)
-    return emitOpError() << "contraction sizes differ: A is " << shapeStr(a.getShape()) << ", B"
-                         << (getTransposeB() ? "ᵀ" : "") << " is " << shapeStr(b.getShape());
+    return emitOpError() << "contraction sizes differ: A" << (getTransposeA() ? "ᵀ" : "") << " is "
+                         << shapeStr(a.getShape()) << ", B" << (getTransposeB() ? "ᵀ" : "") << " is "
+                         << shapeStr(b.getShape());
   if (acc.getShape()[0] != m || acc.getShape()[1] != n)
     return emitOpError() << "accumulator must be " << m << "x" << n << ", got " << shapeStr(acc.getShape());
   if (getResult().getType() != acc)
@@ -174,5 +178,82 @@ LogicalResult TmaLoadOp::verify() {
   for (int64_t d : dst.getShape())
     if (d > 256)
       return emitOpError() << "a TMA box dimension is at most 256, got " << d;
+  return success();
+}
+
+static LogicalResult checkDim(Operation *op, int64_t dim, int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    return op->emitOpError() << "dimension " << dim << " is out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult DimOp::verify() { return checkDim(*this, getDim(), getTensor().getType().getRank()); }
+
+LogicalResult LoadOp::verify() {
+  auto t = getSource().getType();
+  if (getIndices().size() != static_cast<size_t>(t.getRank()))
+    return emitOpError() << "needs one index per tensor dimension: " << t.getRank() << ", got "
+                         << getIndices().size();
+  Type elt = t.getElementType(), r = getResult().getType();
+  if (isa<IntegerType>(elt) ? !r.isIndex() : r != elt)
+    return emitOpError() << "loads a " << elt << " element as " << (isa<IntegerType>(elt) ? "index" : "itself")
+                         << ", not " << r;
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  auto t = getResult().getType();
+  if (!t.getElementType().isInteger(32))
+    return emitOpError() << "produces i32 indices, not " << t.getElementType();
+  return checkDim(*this, getDim(), t.getRank());
+}
+
+LogicalResult BroadcastOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "element types differ";
+  if (getDims().size() != static_cast<size_t>(in.getRank()))
+    return emitOpError() << "needs one result dimension per input dimension";
+  int64_t prev = -1;
+  for (auto [i, d] : llvm::enumerate(getDims())) {
+    if (d <= prev || d >= out.getRank())
+      return emitOpError() << "dims must be increasing result dimensions";
+    if (out.getShape()[d] != in.getShape()[i])
+      return emitOpError() << "input dimension " << i << " (" << in.getShape()[i] << ") does not match result "
+                           << "dimension " << d << " (" << out.getShape()[d] << ")";
+    prev = d;
+  }
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  if (failed(checkDim(*this, getDim(), in.getRank())))
+    return failure();
+  SmallVector<int64_t> expect(in.getShape());
+  expect.erase(expect.begin() + getDim());
+  if (in.getRank() < 2 || ArrayRef<int64_t>(expect) != out.getShape() || in.getElementType() != out.getElementType())
+    return emitOpError() << "result must be the input without dimension " << getDim() << ": "
+                         << shapeStr(expect) << "x" << in.getElementType();
+  return success();
+}
+
+LogicalResult CumsumOp::verify() {
+  if (!isa<FloatType>(getInput().getType().getElementType()))
+    return emitOpError() << "sums floating-point fragments only";
+  return checkDim(*this, getDim(), getInput().getType().getRank());
+}
+
+LogicalResult ShareOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  if (in.getShape() != out.getShape() || in.getElementType() != out.getElementType())
+    return emitOpError() << "the shared tile must have the fragment's shape and element type";
+  return success();
+}
+
+LogicalResult TriInverseOp::verify() {
+  auto t = getInput().getType();
+  if (t.getRank() != 2 || t.getShape()[0] != t.getShape()[1] || !isa<FloatType>(t.getElementType()))
+    return emitOpError() << "needs a square floating-point fragment, got " << shapeStr(t.getShape());
   return success();
 }

@@ -107,8 +107,8 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
     auto kernel = loop->getParentOfType<func::FuncOp>();
     PipelinedLoop p{loop, static_cast<int64_t>(loop.getStages()), std::max<int64_t>(1, kernelThreads(kernel) / 128)};
     for (Operation &op : loop.getBodyBlock()->without_terminator())
-      if (auto copy = dyn_cast<CopyOp>(op))
-        p.copies.push_back(copy);
+      if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getResult().getType().isShared())
+        p.copies.push_back(copy); // register copies stay in the body as plain loads
     if (p.copies.empty())
       return success();
     if (p.stages < 2) {
@@ -201,7 +201,7 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
       map.map(copy.getResult(), nb.create<SlotOp>(loc, copy.getResult().getType(), ring, slot));
     SmallVector<Value> yielded;
     for (Operation &op : oldBody->getOperations()) {
-      if (isa<CopyOp>(op))
+      if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getResult().getType().isShared())
         continue;
       if (auto yield = dyn_cast<YieldOp>(op)) {
         for (Value v : yield.getValues())

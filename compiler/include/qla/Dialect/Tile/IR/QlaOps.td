@@ -3,6 +3,7 @@
 
 include "qla/Dialect/Tile/IR/QlaTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/LoopLikeInterface.td"
 include "mlir/IR/RegionKindInterface.td"
@@ -20,14 +21,14 @@ def Qla_BlockIdOp : Qla_Op<"block_id", [Pure]> {
 }
 
 def Qla_CopyOp : Qla_Op<"copy", [MemoryEffects<[MemRead]>]> {
-  let summary = "load a tile of a global tensor into shared memory";
+  let summary = "load a tile of a global tensor into shared memory or registers";
   let description = [{
     `%t = qla.copy %A[%i, %j]` reads the box of `%A` whose first element is at element offsets
     (%i, %j) into a fresh shared-memory tile. Elements past the tensor's bounds read as zero. The
     compiler lowers it to a TMA load when it can, and says why in a remark when it cannot.
   }];
   let arguments = (ins Qla_TensorType:$source, Variadic<Index>:$offsets);
-  let results = (outs Qla_SmemTile:$result);
+  let results = (outs Qla_AnyTile:$result);
   let assemblyFormat = "$source `[` $offsets `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
@@ -41,9 +42,13 @@ def Qla_FillOp : Qla_Op<"fill", [Pure]> {
 }
 
 def Qla_GemmOp : Qla_Op<"gemm", [MemoryEffects<[MemRead]>]> {
-  let summary = "acc + A·B (or A·Bᵀ with transpose_b), A and B in shared memory, acc a register fragment";
-  let arguments = (ins Qla_SmemTile:$a, Qla_SmemTile:$b, Qla_FragTile:$acc,
-                       UnitAttr:$transpose_b, UnitAttr:$async);
+  let summary = "acc + op(A)·op(B): A in shared memory or registers, B in shared memory, acc a register fragment";
+  let description = [{
+    `transpose_a` multiplies by Aᵀ (A stored K x M), `transpose_b` by Bᵀ (B stored N x K). A may be
+    a register fragment (not transposed), as in P·V products.
+  }];
+  let arguments = (ins Qla_AnyTile:$a, Qla_SmemTile:$b, Qla_FragTile:$acc,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b, UnitAttr:$async);
   let results = (outs Qla_FragTile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b)) `,` qualified(type($acc))
@@ -113,6 +118,88 @@ def Qla_YieldOp : Qla_Op<"yield", [Pure, Terminator, ReturnLike,
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
   let builders = [OpBuilder<(ins), [{ }]>];
+}
+
+def Qla_DimOp : Qla_Op<"dim", [Pure]> {
+  let summary = "the size of a tensor dimension (known at launch for dynamic dimensions)";
+  let arguments = (ins Qla_TensorType:$tensor, I64Attr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$tensor `,` $dim attr-dict `:` qualified(type($tensor))";
+  let hasVerifier = 1;
+}
+
+def Qla_LoadOp : Qla_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "one element of a global tensor, as a scalar (integers as index)";
+  let description = [{
+    Reads `%t[%i, ...]` by every thread (a uniform value), e.g. sequence bounds from `cu_seqlens`.
+    Integer elements are returned as `index`, floating-point ones in their own type.
+  }];
+  let arguments = (ins Qla_TensorType:$source, Variadic<Index>:$indices);
+  let results = (outs AnyTypeOf<[Index, AnyFloat]>:$result);
+  let assemblyFormat = "$source `[` $indices `]` attr-dict `:` qualified(type($source)) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Qla_IotaOp : Qla_Op<"iota", [Pure]> {
+  let summary = "a fragment whose elements are their own index along one dimension (for masks)";
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs Qla_FragTile:$result);
+  let assemblyFormat = "$dim attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Qla_BroadcastOp : Qla_Op<"broadcast", [Pure]> {
+  let summary = "a fragment repeated along new dimensions";
+  let description = [{
+    `dims` gives, for each dimension of the input, the result dimension it becomes; the others are
+    new. `qla.broadcast %g {dims = array<i64: 0>} : tile<64xf32> -> tile<64x64xf32>` makes row i
+    hold g[i] everywhere; with `dims = [1]` column j holds g[j].
+  }];
+  let arguments = (ins Qla_FragTile:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Qla_FragTile:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Qla_ReduceKind : I32EnumAttr<"ReduceKind", "how qla.reduce combines elements", [
+    I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"max", 1>]> {
+  let cppNamespace = "::qla";
+}
+
+def Qla_ReduceOp : Qla_Op<"reduce", [Pure]> {
+  let summary = "sum or maximum of a fragment along one dimension, which disappears";
+  let arguments = (ins Qla_FragTile:$input, I64Attr:$dim, Qla_ReduceKind:$kind);
+  let results = (outs Qla_FragTile:$result);
+  let assemblyFormat = "$kind $input `,` $dim attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Qla_CumsumOp : Qla_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+  let summary = "inclusive prefix sum of a fragment along one dimension";
+  let arguments = (ins Qla_FragTile:$input, I64Attr:$dim);
+  let results = (outs Qla_FragTile:$result);
+  let assemblyFormat = "$input `,` $dim attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
+}
+
+def Qla_ShareOp : Qla_Op<"share"> {
+  let summary = "a register fragment written to a new shared-memory tile (e.g. as a gemm operand)";
+  let arguments = (ins Qla_FragTile:$input);
+  let results = (outs Qla_SmemTile:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Qla_TriInverseOp : Qla_Op<"tri_inverse", [Pure, SameOperandsAndResultType]> {
+  let summary = "(I + StrictLower(A))^-1 of a square fragment: the inverse of a unit lower-triangular matrix";
+  let description = [{
+    Entries of `A` on and above the diagonal are ignored. The result is unit lower-triangular with
+    zeros above the diagonal. GDN's gate-free chunk inverse is this op on `diag(beta) K Kᵀ`.
+  }];
+  let arguments = (ins Qla_FragTile:$input);
+  let results = (outs Qla_FragTile:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
