@@ -90,6 +90,13 @@ Index Kernel::indexOp(const Index &a, const Index &b, char op) {
   return Index(this, ptr(r));
 }
 
+Index Kernel::min(Index a, Index b) {
+  if (!a.value_ && !b.value_)
+    return Index(std::min(a.constant_, b.constant_));
+  auto &bld = impl_->builder;
+  return Index(this, ptr(bld.create<arith::MinSIOp>(bld.getUnknownLoc(), val(materialize(a)), val(materialize(b)))));
+}
+
 Tensor Kernel::tensor(std::string name, std::vector<int64_t> shape, DType dtype, Loc loc) {
   SmallVector<int64_t> dims;
   for (int64_t d : shape) {
@@ -123,7 +130,11 @@ Index Kernel::blockId(int dim, Loc loc) {
   return Index(this, ptr(impl_->builder.create<BlockIdOp>(impl_->loc(loc), impl_->builder.getIndexType(), impl_->builder.getI64IntegerAttr(dim))));
 }
 
-Tile Kernel::copy(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape, Loc loc) {
+Tile Kernel::copy(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
+                  std::vector<Index> bounds, Loc loc) {
+  if (!bounds.empty() && bounds.size() != src.shape.size())
+    throw Error(fmt::format("{}: kernel '{}': copy of '{}' needs no bounds or {}, got {}", where(loc), name_,
+                            src.name, src.shape.size(), bounds.size()));
   if (offsets.size() != src.shape.size() || tileShape.size() != src.shape.size())
     throw Error(fmt::format("{}: kernel '{}': copy of '{}' needs {} offsets and a {}-D tile shape, got {} and {}",
                             where(loc), name_, src.name, src.shape.size(), src.shape.size(), offsets.size(),
@@ -132,12 +143,16 @@ Tile Kernel::copy(const Tensor &src, std::vector<Index> offsets, std::vector<int
   for (const Index &i : offsets)
     offs.push_back(val(materialize(i)));
   auto type = TileType::get(tileShape, toMlir(&impl_->ctx, src.dtype), MemorySpace::smem);
-  Value r = impl_->builder.create<CopyOp>(impl_->loc(loc), type, val(src.value), offs);
+  SmallVector<Value> bnds;
+  for (const Index &i : bounds)
+    bnds.push_back(val(materialize(i)));
+  Value r = impl_->builder.create<CopyOp>(impl_->loc(loc), type, val(src.value), offs, bnds);
   return Tile{this, ptr(r), std::move(tileShape), src.dtype, true};
 }
 
-Tile Kernel::load(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape, Loc loc) {
-  Tile t = copy(src, std::move(offsets), std::move(tileShape), loc);
+Tile Kernel::load(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
+                  std::vector<Index> bounds, Loc loc) {
+  Tile t = copy(src, std::move(offsets), std::move(tileShape), std::move(bounds), loc);
   Value v = val(t.value);
   auto smem = mlir::cast<TileType>(v.getType());
   v.setType(TileType::get(smem.getShape(), smem.getElementType(), MemorySpace::frag));
@@ -200,7 +215,11 @@ Tile Kernel::cast(const Tile &t, DType to, Loc loc) {
   return Tile{this, ptr(map.getResult()), t.shape, to, false};
 }
 
-void Kernel::store(const Tile &t, const Tensor &dst, std::vector<Index> offsets, Loc loc) {
+void Kernel::store(const Tile &t, const Tensor &dst, std::vector<Index> offsets, std::vector<Index> bounds,
+                   Loc loc) {
+  if (!bounds.empty() && bounds.size() != dst.shape.size())
+    throw Error(fmt::format("{}: kernel '{}': store into '{}' needs no bounds or {}, got {}", where(loc), name_,
+                            dst.name, dst.shape.size(), bounds.size()));
   if (t.dtype != dst.dtype)
     throw Error(fmt::format("{}: kernel '{}': cannot store a {} tile into '{}' ({}); cast it first", where(loc),
                             name_, dtypeName(t.dtype), dst.name, dtypeName(dst.dtype)));
@@ -210,7 +229,10 @@ void Kernel::store(const Tile &t, const Tensor &dst, std::vector<Index> offsets,
   SmallVector<Value> offs;
   for (const Index &i : offsets)
     offs.push_back(val(materialize(i)));
-  impl_->builder.create<StoreOp>(impl_->loc(loc), val(t.value), val(dst.value), offs);
+  SmallVector<Value> bnds;
+  for (const Index &i : bounds)
+    bnds.push_back(val(materialize(i)));
+  impl_->builder.create<StoreOp>(impl_->loc(loc), val(t.value), val(dst.value), offs, bnds);
 }
 
 Tiles Kernel::loop(Index lb, Index ub, Index step, int64_t stages, Tiles carried,

@@ -244,7 +244,7 @@ private:
     forEach(out->shape, SmallVector<int64_t>(out->shape.size(), 0), [&](int64_t e, ArrayRef<int64_t> pos) {
       int64_t lin = 0;
       for (size_t i = 0; i < dims.size(); ++i)
-        lin = lin * in.shape[i] + pos[dims[i]];
+        lin = lin * in.shape[i] + (in.shape[i] == 1 ? 0 : pos[dims[i]]);
       out->data[e] = in.data[lin];
     });
     return success();
@@ -316,6 +316,13 @@ private:
     return success();
   }
 
+  static bool beyond(ArrayRef<int64_t> bounds, ArrayRef<int64_t> pos) {
+    for (size_t d = 0; d < bounds.size(); ++d)
+      if (pos[d] >= bounds[d])
+        return true;
+    return false;
+  }
+
   /// Linear index of element `pos` in the tensor, or -1 when outside its bounds.
   static int64_t linear(const HostTensor &t, ArrayRef<int64_t> pos) {
     int64_t lin = 0;
@@ -354,8 +361,9 @@ private:
   LogicalResult copy(CopyOp o) {
     HostTensor &src = tensorOf(o.getSource());
     auto tile = newTile(o);
+    SmallVector<int64_t> bounds = offsetsOf(o.getBounds());
     forEach(tile->shape, offsetsOf(o.getOffsets()), [&](int64_t e, ArrayRef<int64_t> pos) {
-      int64_t lin = linear(src, pos);
+      int64_t lin = beyond(bounds, pos) ? -1 : linear(src, pos);
       tile->data[e] = lin < 0 ? 0.0 : src.data[lin]; // out of bounds reads zero, as TMA does
     });
     return success();
@@ -365,8 +373,9 @@ private:
     HostTensor &dst = tensorOf(o.getDest());
     Type elt = o.getDest().getType().getElementType();
     const TileData &tile = *env_.lookup(o.getValue()).tile;
+    SmallVector<int64_t> bounds = offsetsOf(o.getBounds());
     forEach(tile.shape, offsetsOf(o.getOffsets()), [&](int64_t e, ArrayRef<int64_t> pos) {
-      if (int64_t lin = linear(dst, pos); lin >= 0)
+      if (int64_t lin = beyond(bounds, pos) ? -1 : linear(dst, pos); lin >= 0)
         dst.data[lin] = roundTo(elt, tile.data[e]);
     });
     return success();

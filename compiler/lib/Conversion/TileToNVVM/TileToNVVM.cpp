@@ -337,6 +337,11 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
             Value inBounds = rw.create<arith::AndIOp>(
                 loc, rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, row, i32Const(rw, loc, rows)),
                 rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, cc, i32Const(rw, loc, cols)));
+            if (!a.getBounds().empty()) {
+              Value r = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, row, idx32(a.getBounds()[0]));
+              Value c = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, cc, idx32(a.getBounds()[1]));
+              inBounds = rw.create<arith::AndIOp>(loc, inBounds, rw.create<arith::AndIOp>(loc, r, c));
+            }
             rw.create<scf::IfOp>(loc, inBounds, [&](OpBuilder &b, Location l) {
               Value linear = b.create<arith::AddIOp>(
                   l, b.create<arith::MulIOp>(l, b.create<arith::ExtUIOp>(l, b.getI64Type(), row),

@@ -148,12 +148,14 @@ public:
   void threads(int64_t n, Loc loc = Loc::current());
 
   Index blockId(int dim, Loc loc = Loc::current());
-  /// A box of `src` into shared memory (out-of-bounds elements read as zero).
+  /// A box of `src` into shared memory. Elements past the tensor's end, or at or past `bounds`
+  /// (exclusive limits in tensor coordinates, one per dimension, or none), read as zero.
   Tile copy(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
-            Loc loc = Loc::current());
-  /// A box of `src` into registers (out-of-bounds elements read as zero).
+            std::vector<Index> bounds = {}, Loc loc = Loc::current());
+  /// As copy, into registers.
   Tile load(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
-            Loc loc = Loc::current());
+            std::vector<Index> bounds = {}, Loc loc = Loc::current());
+  Index min(Index a, Index b);
   Tile fill(std::vector<int64_t> shape, DType dtype, double value, Loc loc = Loc::current());
   Tile gemm(const Tile &a, const Tile &b, const Tile &acc, Transpose t, Loc loc = Loc::current());
   /// Elementwise: f receives one Scalar per input element and returns the result element.
@@ -171,7 +173,9 @@ public:
   Tile triInverse(const Tile &t, Loc loc = Loc::current());
   /// Elementwise conversion of a fragment to another dtype.
   Tile cast(const Tile &t, DType to, Loc loc = Loc::current());
-  void store(const Tile &t, const Tensor &dst, std::vector<Index> offsets, Loc loc = Loc::current());
+  /// Elements past the tensor's end or at or past `bounds` are not written.
+  void store(const Tile &t, const Tensor &dst, std::vector<Index> offsets, std::vector<Index> bounds = {},
+             Loc loc = Loc::current());
   /// for i in [lb, ub) step `step`, carrying `carried`; with stages >= 2 its copies are pipelined.
   Tiles loop(Index lb, Index ub, Index step, int64_t stages, Tiles carried,
              const std::function<Tiles(Index, const Tiles &)> &body, Loc loc = Loc::current());

@@ -25,6 +25,8 @@ LogicalResult CopyOp::verify() {
                          << getOffsets().size();
   if (dst.getRank() != src.getRank())
     return emitOpError() << "tile rank " << dst.getRank() << " differs from tensor rank " << src.getRank();
+  if (!getBounds().empty() && getBounds().size() != getOffsets().size())
+    return emitOpError() << "needs no bounds or one per tensor dimension, got " << getBounds().size();
   if (src.getElementType() != dst.getElementType())
     return emitOpError() << "tile element type " << dst.getElementType() << " differs from tensor's "
                          << src.getElementType();
@@ -100,6 +102,8 @@ LogicalResult StoreOp::verify() {
                          << getOffsets().size();
   if (v.getRank() != d.getRank())
     return emitOpError() << "tile rank " << v.getRank() << " differs from tensor rank " << d.getRank();
+  if (!getBounds().empty() && getBounds().size() != getOffsets().size())
+    return emitOpError() << "needs no bounds or one per tensor dimension, got " << getBounds().size();
   if (v.getElementType() != d.getElementType())
     return emitOpError() << "cannot store a " << v.getElementType() << " tile into a " << d.getElementType()
                          << " tensor (convert it with qla.map first)";
@@ -218,9 +222,9 @@ LogicalResult BroadcastOp::verify() {
   for (auto [i, d] : llvm::enumerate(getDims())) {
     if (d <= prev || d >= out.getRank())
       return emitOpError() << "dims must be increasing result dimensions";
-    if (out.getShape()[d] != in.getShape()[i])
+    if (out.getShape()[d] != in.getShape()[i] && in.getShape()[i] != 1)
       return emitOpError() << "input dimension " << i << " (" << in.getShape()[i] << ") does not match result "
-                           << "dimension " << d << " (" << out.getShape()[d] << ")";
+                           << "dimension " << d << " (" << out.getShape()[d] << ") and is not 1";
     prev = d;
   }
   return success();

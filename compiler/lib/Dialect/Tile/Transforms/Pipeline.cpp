@@ -27,6 +27,8 @@ std::string whyNotTma(CopyOp copy) {
   auto tile = copy.getResult().getType();
   SmallVector<int64_t> strides = tensor.getEffectiveStrides();
   int64_t eb = elementBytes(tensor.getElementType());
+  if (!copy.getBounds().empty())
+    return "it has bounds inside the tensor (TMA clips only at the tensor's end)";
   if (strides.back() != 1)
     return "the innermost dimension of the tensor is not contiguous (stride must be 1)";
   for (int64_t s : ArrayRef<int64_t>(strides).drop_back())

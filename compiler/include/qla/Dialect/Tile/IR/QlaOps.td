@@ -20,16 +20,22 @@ def Qla_BlockIdOp : Qla_Op<"block_id", [Pure]> {
   let assemblyFormat = "$dim attr-dict";
 }
 
-def Qla_CopyOp : Qla_Op<"copy", [MemoryEffects<[MemRead]>]> {
+def Qla_CopyOp : Qla_Op<"copy", [MemoryEffects<[MemRead]>, AttrSizedOperandSegments]> {
   let summary = "load a tile of a global tensor into shared memory or registers";
   let description = [{
     `%t = qla.copy %A[%i, %j]` reads the box of `%A` whose first element is at element offsets
     (%i, %j) into a fresh shared-memory tile. Elements past the tensor's bounds read as zero. The
     compiler lowers it to a TMA load when it can, and says why in a remark when it cannot.
+    Optional `bounds` (exclusive, in tensor coordinates, one per dimension) end the box earlier
+    than the tensor does, e.g. at the end of a sequence in a packed batch: elements at or past a
+    bound read as zero too.
   }];
-  let arguments = (ins Qla_TensorType:$source, Variadic<Index>:$offsets);
+  let arguments = (ins Qla_TensorType:$source, Variadic<Index>:$offsets, Variadic<Index>:$bounds);
   let results = (outs Qla_AnyTile:$result);
-  let assemblyFormat = "$source `[` $offsets `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let assemblyFormat = [{
+    $source `[` $offsets `]` (`bounds` `[` $bounds^ `]`)? attr-dict `:` qualified(type($source)) `->`
+      qualified(type($result))
+  }];
   let hasVerifier = 1;
 }
 
@@ -76,11 +82,14 @@ def Qla_MapOp : Qla_Op<"map", [Pure, SingleBlockImplicitTerminator<"YieldOp">]> 
   let hasVerifier = 1;
 }
 
-def Qla_StoreOp : Qla_Op<"store", [MemoryEffects<[MemWrite]>]> {
-  let summary = "store a tile into a global tensor at element offsets; elements past the bounds are dropped";
-  let arguments = (ins Qla_AnyTile:$value, Qla_TensorType:$dest, Variadic<Index>:$offsets);
+def Qla_StoreOp : Qla_Op<"store", [MemoryEffects<[MemWrite]>, AttrSizedOperandSegments]> {
+  let summary = "store a tile into a global tensor at element offsets; elements past the tensor's end "
+                "(or the optional bounds) are dropped";
+  let arguments = (ins Qla_AnyTile:$value, Qla_TensorType:$dest, Variadic<Index>:$offsets,
+                       Variadic<Index>:$bounds);
   let assemblyFormat = [{
-    $value `,` $dest `[` $offsets `]` attr-dict `:` qualified(type($value)) `,` qualified(type($dest))
+    $value `,` $dest `[` $offsets `]` (`bounds` `[` $bounds^ `]`)? attr-dict `:` qualified(type($value)) `,`
+      qualified(type($dest))
   }];
   let hasVerifier = 1;
 }
