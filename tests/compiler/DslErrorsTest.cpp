@@ -78,7 +78,7 @@ TEST_CASE("DSL misuse is reported at the DSL line", "[dsl][errors]") {
     auto b = k.copy(B, {0, 0}, {128, 32}); // K = 32, A has K = 64
     auto acc = k.fill({64, 128}, DType::f32, 0.0);
     int line = __LINE__ + 1;
-    std::string e = errorOf([&] { k.gemm(a, b, acc, /*transposeB=*/true); });
+    std::string e = errorOf([&] { k.gemm(a, b, acc, {.b = true}); });
     CHECK_THAT(e, ContainsSubstring(here(line)) && ContainsSubstring("kernel 'misuse'") &&
                       ContainsSubstring("gemm shapes do not agree") && ContainsSubstring("B\xe1\xb5\x80 128x32"));
   }
@@ -87,7 +87,7 @@ TEST_CASE("DSL misuse is reported at the DSL line", "[dsl][errors]") {
     auto b = k.copy(B, {0, 0}, {128, 64});
     auto acc = k.fill({64, 64}, DType::f32, 0.0);
     int line = __LINE__ + 1;
-    std::string e = errorOf([&] { k.gemm(a, b, acc, true); });
+    std::string e = errorOf([&] { k.gemm(a, b, acc, {.b = true}); });
     CHECK_THAT(e, ContainsSubstring(here(line)) && ContainsSubstring("expected acc 64x128"));
   }
   SECTION("gemm accumulating in bf16") {
@@ -95,15 +95,24 @@ TEST_CASE("DSL misuse is reported at the DSL line", "[dsl][errors]") {
     auto b = k.copy(B, {0, 0}, {128, 64});
     auto acc = k.fill({64, 128}, DType::bf16, 0.0);
     int line = __LINE__ + 1;
-    std::string e = errorOf([&] { k.gemm(a, b, acc, true); });
+    std::string e = errorOf([&] { k.gemm(a, b, acc, {.b = true}); });
     CHECK_THAT(e, ContainsSubstring(here(line)) && ContainsSubstring("gemm accumulates in f32"));
   }
-  SECTION("gemm with a register A") {
-    auto acc = k.fill({64, 128}, DType::f32, 0.0);
+  SECTION("gemm with a transposed register A") {
+    auto a = k.fill({64, 64}, DType::bf16, 0.0);
     auto b = k.copy(B, {0, 0}, {128, 64});
+    auto acc = k.fill({64, 128}, DType::f32, 0.0);
     int line = __LINE__ + 1;
-    std::string e = errorOf([&] { k.gemm(acc, b, acc, true); });
-    CHECK_THAT(e, ContainsSubstring(here(line)) && ContainsSubstring("A and B in shared memory"));
+    std::string e = errorOf([&] { k.gemm(a, b, acc, {.a = true, .b = true}); });
+    CHECK_THAT(e, ContainsSubstring(here(line)) && ContainsSubstring("gemm takes B in shared memory"));
+  }
+  SECTION("gemm with B in registers") {
+    auto a = k.copy(A, {0, 0}, {64, 64});
+    auto b = k.fill({128, 64}, DType::bf16, 0.0);
+    auto acc = k.fill({64, 128}, DType::f32, 0.0);
+    int line = __LINE__ + 1;
+    std::string e = errorOf([&] { k.gemm(a, b, acc, {.b = true}); });
+    CHECK_THAT(e, ContainsSubstring(here(line)) && ContainsSubstring("gemm takes B in shared memory"));
   }
   SECTION("copy with the wrong number of offsets") {
     int line = __LINE__ + 1;
@@ -162,7 +171,7 @@ TEST_CASE("a compiler error names the DSL line of the op it is about", "[dsl][er
   int line = __LINE__ + 1;
   auto a = k.copy(A, {0, 0}, {64, 64});
   auto b = k.copy(B, {0, 0}, {128, 64});
-  auto acc = k.gemm(a, b, k.fill({64, 128}, DType::f32, 0.0), true);
+  auto acc = k.gemm(a, b, k.fill({64, 128}, DType::f32, 0.0), {.b = true});
   k.store(k.cast(acc, DType::bf16), C, {0, 0});
   std::string e = errorOf([&] { k.compile(); });
   CHECK_THAT(e, ContainsSubstring("kernel 'unpipelined'") && ContainsSubstring("lowering failed") &&
@@ -180,7 +189,7 @@ TEST_CASE("a copy in a loop that is not pipelined is reported at its DSL line", 
   Tiles acc = k.loop(0, 4, 1, /*stages=*/1, {k.fill({64, 128}, DType::f32, 0.0)}, [&](Index i, const Tiles &acc) {
     auto a = k.copy(A, {i * 64, 0}, {64, 64});
     auto b = k.copy(B, {0, 0}, {128, 64});
-    return Tiles{k.gemm(a, b, acc[0], true)};
+    return Tiles{k.gemm(a, b, acc[0], {.b = true})};
   });
   k.store(k.cast(acc[0], DType::bf16), C, {0, 0}); // a loop whose result is unused would be removed
   std::string e = errorOf([&] { k.compile(); });
