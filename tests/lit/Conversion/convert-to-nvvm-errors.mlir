@@ -25,9 +25,21 @@ func.func @gemm_not_transposed() attributes {qla.kernel, qla.block = array<i64: 
   %a = qla.smem_alloc {offset = 0 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
   %b = qla.smem_alloc {offset = 8192 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
   %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
-  // expected-error @+2 {{'qla.gemm' op is only lowered with transpose_b (B stored N x K) so far}}
+  // expected-error @+2 {{'qla.gemm' op is only lowered to wgmma for A in shared memory, not transposed, and B transposed (stored N x K) so far}}
   // expected-error @+1 {{failed to legalize operation 'qla.gemm' that was explicitly marked illegal}}
   %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  return
+}
+
+// -----
+
+func.func @gemm_register_a() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %a = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %b = qla.smem_alloc {offset = 8192 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // expected-error @+2 {{'qla.gemm' op is only lowered to wgmma for A in shared memory, not transposed, and B transposed (stored N x K) so far}}
+  // expected-error @+1 {{failed to legalize operation 'qla.gemm' that was explicitly marked illegal}}
+  %r = qla.gemm %a, %b, %acc {transpose_b} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   return
 }
 

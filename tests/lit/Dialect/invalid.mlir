@@ -41,7 +41,7 @@ func.func @tensor_dim0(%t: !qla.tensor<0x4xf32>) { return }
 
 // -----
 
-// expected-error @+1 {{unsupported tensor element type 'i16' (expected bf16, f16, f32, f64, i32 or i8)}}
+// expected-error @+1 {{unsupported tensor element type 'i16' (expected bf16, f16, f32, f64, i64, i32 or i8)}}
 func.func @tensor_elt(%t: !qla.tensor<4xi16>) { return }
 
 // -----
@@ -241,9 +241,9 @@ func.func @copy_elt(%A: !qla.tensor<256x64xbf16>, %i: index) {
 
 // -----
 
-func.func @copy_to_frag(%A: !qla.tensor<256x64xbf16>, %i: index) {
-  // expected-error @+1 {{'qla.copy' op result #0 must be shared-memory tile}}
-  %t = qla.copy %A[%i, %i] : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, frag>
+func.func @copy_bounds(%A: !qla.tensor<256x64xbf16>, %i: index) {
+  // expected-error @+1 {{'qla.copy' op needs no bounds or one per tensor dimension, got 1}}
+  %t = qla.copy %A[%i, %i] bounds [%i] : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, smem>
   return
 }
 
@@ -333,9 +333,25 @@ func.func @gemm_result(%a: !qla.tile<64x64xbf16, smem>, %b: !qla.tile<64x64xbf16
 
 // -----
 
-func.func @gemm_a_in_registers(%a: !qla.tile<64x64xbf16, frag>, %b: !qla.tile<64x64xbf16, smem>, %c: !qla.tile<64x64xf32, frag>) {
-  // expected-error @+1 {{'qla.gemm' op operand #0 must be shared-memory tile}}
-  %r = qla.gemm %a, %b, %c : !qla.tile<64x64xbf16, frag>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+func.func @gemm_b_in_registers(%a: !qla.tile<64x64xbf16, smem>, %b: !qla.tile<64x64xbf16, frag>, %c: !qla.tile<64x64xf32, frag>) {
+  // expected-error @+1 {{'qla.gemm' op operand #1 must be shared-memory tile}}
+  %r = qla.gemm %a, %b, %c : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, frag>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @gemm_register_a_transposed(%a: !qla.tile<64x64xbf16, frag>, %b: !qla.tile<64x64xbf16, smem>, %c: !qla.tile<64x64xf32, frag>) {
+  // expected-error @+1 {{'qla.gemm' op a register-fragment A cannot be transposed (store it with qla.share first)}}
+  %r = qla.gemm %a, %b, %c {transpose_a} : !qla.tile<64x64xbf16, frag>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @gemm_k_transposed_a(%a: !qla.tile<32x64xbf16, smem>, %b: !qla.tile<64x128xbf16, smem>, %c: !qla.tile<64x128xf32, frag>) {
+  // expected-error @+1 {{'qla.gemm' op contraction sizes differ: Aᵀ is 32x64, B is 64x128}}
+  %r = qla.gemm %a, %b, %c {transpose_a} : !qla.tile<32x64xbf16, smem>, !qla.tile<64x128xbf16, smem>, !qla.tile<64x128xf32, frag> -> !qla.tile<64x128xf32, frag>
   return
 }
 
@@ -455,6 +471,14 @@ func.func @store_offsets(%t: !qla.tile<64x64xbf16, frag>, %C: !qla.tensor<256x25
 func.func @store_rank(%t: !qla.tile<64xbf16, frag>, %C: !qla.tensor<256x256xbf16>, %i: index) {
   // expected-error @+1 {{'qla.store' op tile rank 1 differs from tensor rank 2}}
   qla.store %t, %C[%i, %i] : !qla.tile<64xbf16, frag>, !qla.tensor<256x256xbf16>
+  return
+}
+
+// -----
+
+func.func @store_bounds(%t: !qla.tile<64x64xbf16, frag>, %C: !qla.tensor<256x256xbf16>, %i: index) {
+  // expected-error @+1 {{'qla.store' op needs no bounds or one per tensor dimension, got 3}}
+  qla.store %t, %C[%i, %i] bounds [%i, %i, %i] : !qla.tile<64x64xbf16, frag>, !qla.tensor<256x256xbf16>
   return
 }
 
@@ -663,5 +687,186 @@ func.func @tma_box(%A: !qla.tensor<512x64xbf16>, %i: index) {
 func.func @async_wait_pending() {
   // expected-error @+1 {{'qla.async_wait' op attribute 'pending' failed to satisfy constraint}}
   qla.async_wait 8
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dim, load, iota, broadcast, reduce, cumsum, share, tri_inverse
+//===----------------------------------------------------------------------===//
+
+func.func @dim_range(%A: !qla.tensor<?x64xbf16>) {
+  // expected-error @+1 {{'qla.dim' op dimension 2 is out of range for rank 2}}
+  %d = qla.dim %A, 2 : !qla.tensor<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_indices(%A: !qla.tensor<8x4xi32>, %i: index) {
+  // expected-error @+1 {{'qla.load' op needs one index per tensor dimension: 2, got 1}}
+  %x = qla.load %A[%i] : !qla.tensor<8x4xi32> -> index
+  return
+}
+
+// -----
+
+func.func @load_float_as_index(%A: !qla.tensor<8xf32>, %i: index) {
+  // expected-error @+1 {{'qla.load' op loads a 'f32' element as itself, not 'index'}}
+  %x = qla.load %A[%i] : !qla.tensor<8xf32> -> index
+  return
+}
+
+// -----
+
+func.func @load_float_type(%A: !qla.tensor<8xf32>, %i: index) {
+  // expected-error @+1 {{'qla.load' op loads a 'f32' element as itself, not 'f16'}}
+  %x = qla.load %A[%i] : !qla.tensor<8xf32> -> f16
+  return
+}
+
+// -----
+
+func.func @load_int_as_float(%A: !qla.tensor<8xi64>, %i: index) {
+  // expected-error @+1 {{'qla.load' op loads a 'i64' element as index, not 'f32'}}
+  %x = qla.load %A[%i] : !qla.tensor<8xi64> -> f32
+  return
+}
+
+// -----
+
+func.func @iota_type() {
+  // expected-error @+1 {{'qla.iota' op produces i32 indices, not 'f32'}}
+  %x = qla.iota 0 : !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @iota_dim() {
+  // expected-error @+1 {{'qla.iota' op dimension 2 is out of range for rank 2}}
+  %x = qla.iota 2 : !qla.tile<64x64xi32, frag>
+  return
+}
+
+// -----
+
+func.func @broadcast_type(%g: !qla.tile<64xf32, frag>) {
+  // expected-error @+1 {{'qla.broadcast' op element types differ}}
+  %x = qla.broadcast %g {dims = array<i64: 0>} : !qla.tile<64xf32, frag> -> !qla.tile<64x64xbf16, frag>
+  return
+}
+
+// -----
+
+func.func @broadcast_dims_count(%g: !qla.tile<64xf32, frag>) {
+  // expected-error @+1 {{'qla.broadcast' op needs one result dimension per input dimension}}
+  %x = qla.broadcast %g {dims = array<i64: 0, 1>} : !qla.tile<64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @broadcast_dims_range(%g: !qla.tile<64xf32, frag>) {
+  // expected-error @+1 {{'qla.broadcast' op dims must be distinct result dimensions}}
+  %x = qla.broadcast %g {dims = array<i64: 2>} : !qla.tile<64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @broadcast_dims_repeated(%g: !qla.tile<64x64xf32, frag>) {
+  // expected-error @+1 {{'qla.broadcast' op dims must be distinct result dimensions}}
+  %x = qla.broadcast %g {dims = array<i64: 1, 1>} : !qla.tile<64x64xf32, frag> -> !qla.tile<4x64x64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @broadcast_size(%g: !qla.tile<32xf32, frag>) {
+  // expected-error @+1 {{'qla.broadcast' op input dimension 0 (32) does not match result dimension 1 (64) and is not 1}}
+  %x = qla.broadcast %g {dims = array<i64: 1>} : !qla.tile<32xf32, frag> -> !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%x: !qla.tile<64x32xf32, frag>) {
+  // expected-error @+1 {{'qla.reduce' op result must be the input without dimension 1: 64x}}
+  %r = qla.reduce add %x, 1 : !qla.tile<64x32xf32, frag> -> !qla.tile<32xf32, frag>
+  return
+}
+
+// -----
+
+// A 1-D fragment cannot be reduced to a tile (tiles have rank >= 1).
+func.func @reduce_rank1(%x: !qla.tile<64xf32, frag>) {
+  // expected-error @+1 {{'qla.reduce' op result must be the input without dimension 0}}
+  %r = qla.reduce max %x, 0 : !qla.tile<64xf32, frag> -> !qla.tile<64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @reduce_dim(%x: !qla.tile<64x32xf32, frag>) {
+  // expected-error @+1 {{'qla.reduce' op dimension -1 is out of range for rank 2}}
+  %r = qla.reduce add %x, -1 : !qla.tile<64x32xf32, frag> -> !qla.tile<64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @reduce_kind(%x: !qla.tile<64x32xf32, frag>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [add, max]}}
+  %r = qla.reduce min %x, 1 : !qla.tile<64x32xf32, frag> -> !qla.tile<64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @cumsum_int(%x: !qla.tile<64xi32, frag>) {
+  // expected-error @+1 {{'qla.cumsum' op sums floating-point fragments only}}
+  %r = qla.cumsum %x, 0 : !qla.tile<64xi32, frag>
+  return
+}
+
+// -----
+
+func.func @cumsum_dim(%x: !qla.tile<64x16xf32, frag>) {
+  // expected-error @+1 {{'qla.cumsum' op dimension 2 is out of range for rank 2}}
+  %r = qla.cumsum %x, 2 : !qla.tile<64x16xf32, frag>
+  return
+}
+
+// -----
+
+func.func @share_shape(%x: !qla.tile<64x64xbf16, frag>) {
+  // expected-error @+1 {{'qla.share' op the shared tile must have the fragment's shape and element type}}
+  %s = qla.share %x : !qla.tile<64x64xbf16, frag> -> !qla.tile<64x32xbf16, smem>
+  return
+}
+
+// -----
+
+func.func @share_type(%x: !qla.tile<64x64xf32, frag>) {
+  // expected-error @+1 {{'qla.share' op the shared tile must have the fragment's shape and element type}}
+  %s = qla.share %x : !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xbf16, smem>
+  return
+}
+
+// -----
+
+func.func @tri_inverse_square(%x: !qla.tile<64x32xf32, frag>) {
+  // expected-error @+1 {{'qla.tri_inverse' op needs a square floating-point fragment, got 64x32}}
+  %r = qla.tri_inverse %x : !qla.tile<64x32xf32, frag>
+  return
+}
+
+// -----
+
+func.func @tri_inverse_int(%x: !qla.tile<64x64xi32, frag>) {
+  // expected-error @+1 {{'qla.tri_inverse' op needs a square floating-point fragment, got 64x64}}
+  %r = qla.tri_inverse %x : !qla.tile<64x64xi32, frag>
   return
 }

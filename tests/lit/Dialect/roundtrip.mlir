@@ -133,4 +133,68 @@ func.func @target_ops(%A: !qla.tensor<512x64xbf16>, %desc: !llvm.ptr) {
   return
 }
 
+// CHECK-LABEL: func.func @gdn_ops(
+// CHECK-SAME: %[[K:[^:]*]]: !qla.tensor<?x64xbf16>, %[[CU:[^:]*]]: !qla.tensor<5xi64>, %[[G:[^:]*]]: !qla.tensor<?xf32>, %[[O:[^:]*]]: !qla.tensor<?x64xbf16>)
+func.func @gdn_ops(%K: !qla.tensor<?x64xbf16>, %cu: !qla.tensor<5xi64>, %g: !qla.tensor<?xf32>, %O: !qla.tensor<?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: %[[T:.*]] = qla.dim %[[K]], 0 : !qla.tensor<?x64xbf16>
+  %t = qla.dim %K, 0 : !qla.tensor<?x64xbf16>
+  // CHECK: %[[BOS:.*]] = qla.load %[[CU]][%{{.*}}] : !qla.tensor<5xi64> -> index
+  // CHECK: %[[EOS:.*]] = qla.load %[[CU]][%{{.*}}] : !qla.tensor<5xi64> -> index
+  // CHECK: qla.load %[[G]][%[[BOS]]] : !qla.tensor<?xf32> -> f32
+  %bos = qla.load %cu[%c0] : !qla.tensor<5xi64> -> index
+  %eos = qla.load %cu[%c1] : !qla.tensor<5xi64> -> index
+  %g0 = qla.load %g[%bos] : !qla.tensor<?xf32> -> f32
+  // A box ending at the sequence end: copy and store with bounds.
+  // CHECK: %[[KS:.*]] = qla.copy %[[K]][%[[BOS]], %{{.*}}] bounds[%[[EOS]], %[[T]]] : !qla.tensor<?x64xbf16> -> !qla.tile<64x64xbf16, smem>
+  %ks = qla.copy %K[%bos, %c0] bounds [%eos, %t] : !qla.tensor<?x64xbf16> -> !qla.tile<64x64xbf16, smem>
+  // A copy into registers.
+  // CHECK: %[[KR:.*]] = qla.copy %[[K]][%[[BOS]], %{{.*}}] : !qla.tensor<?x64xbf16> -> !qla.tile<64x64xbf16, frag>
+  %kr = qla.copy %K[%bos, %c0] : !qla.tensor<?x64xbf16> -> !qla.tile<64x64xbf16, frag>
+  // CHECK: %[[GR:.*]] = qla.copy %[[G]][%[[BOS]]] bounds[%[[EOS]]] : !qla.tensor<?xf32> -> !qla.tile<64xf32, frag>
+  %gr = qla.copy %g[%bos] bounds [%eos] : !qla.tensor<?xf32> -> !qla.tile<64xf32, frag>
+  // CHECK: %[[GC:.*]] = qla.cumsum %[[GR]], 0 : !qla.tile<64xf32, frag>
+  %gc = qla.cumsum %gr, 0 : !qla.tile<64xf32, frag>
+  // CHECK: %[[ROWS:.*]] = qla.broadcast %[[GC]] {dims = array<i64: 0>} : !qla.tile<64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  // CHECK: %[[COLS:.*]] = qla.broadcast %[[GC]] {dims = array<i64: 1>} : !qla.tile<64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  %rows = qla.broadcast %gc {dims = array<i64: 0>} : !qla.tile<64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  %cols = qla.broadcast %gc {dims = array<i64: 1>} : !qla.tile<64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  // CHECK: %[[I:.*]] = qla.iota 0 : !qla.tile<64x64xi32, frag>
+  // CHECK: %[[J:.*]] = qla.iota 1 : !qla.tile<64x64xi32, frag>
+  %i = qla.iota 0 : !qla.tile<64x64xi32, frag>
+  %j = qla.iota 1 : !qla.tile<64x64xi32, frag>
+  // CHECK: %[[A:.*]] = qla.gemm %[[KS]], %[[KS]], %{{.*}} {transpose_b}
+  %z = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
+  %a = qla.gemm %ks, %ks, %z {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  // CHECK: %[[INV:.*]] = qla.tri_inverse %[[A]] : !qla.tile<64x64xf32, frag>
+  %inv = qla.tri_inverse %a : !qla.tile<64x64xf32, frag>
+  // CHECK: qla.reduce add %[[INV]], 1 : !qla.tile<64x64xf32, frag> -> !qla.tile<64xf32, frag>
+  // CHECK: qla.reduce max %[[INV]], 0 : !qla.tile<64x64xf32, frag> -> !qla.tile<64xf32, frag>
+  %sum = qla.reduce add %inv, 1 : !qla.tile<64x64xf32, frag> -> !qla.tile<64xf32, frag>
+  %mx = qla.reduce max %inv, 0 : !qla.tile<64x64xf32, frag> -> !qla.tile<64xf32, frag>
+  // CHECK: qla.map %[[INV]], %[[ROWS]], %[[COLS]], %[[I]], %[[J]] :
+  %m = qla.map %inv, %rows, %cols, %i, %j : !qla.tile<64x64xf32, frag>, !qla.tile<64x64xf32, frag>, !qla.tile<64x64xf32, frag>, !qla.tile<64x64xi32, frag>, !qla.tile<64x64xi32, frag> -> !qla.tile<64x64xbf16, frag> {
+  ^bb0(%x: f32, %r: f32, %c: f32, %ii: i32, %jj: i32):
+    %d = arith.subf %r, %c : f32
+    %e = math.exp %d : f32
+    %y = arith.mulf %x, %e : f32
+    %ok = arith.cmpi sge, %ii, %jj : i32
+    %zero = arith.constant 0.0 : f32
+    %v = arith.select %ok, %y, %zero : f32
+    %b = arith.truncf %v : f32 to bf16
+    qla.yield %b : bf16
+  }
+  // CHECK: %[[SH:.*]] = qla.share %{{.*}} : !qla.tile<64x64xbf16, frag> -> !qla.tile<64x64xbf16, smem>
+  %sh = qla.share %m : !qla.tile<64x64xbf16, frag> -> !qla.tile<64x64xbf16, smem>
+  // Aᵀ·B from shared memory, and a register A.
+  // CHECK: qla.gemm %[[SH]], %[[KS]], %{{.*}} {transpose_a} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>
+  %p = qla.gemm %sh, %ks, %z {transpose_a} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  // CHECK: qla.gemm %[[KR]], %[[KS]], %{{.*}} : !qla.tile<64x64xbf16, frag>, !qla.tile<64x64xbf16, smem>
+  %q = qla.gemm %kr, %ks, %z : !qla.tile<64x64xbf16, frag>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  // CHECK: qla.store %{{.*}}, %[[O]][%[[BOS]], %{{.*}}] bounds[%[[EOS]], %[[T]]] : !qla.tile<64x64xbf16, frag>, !qla.tensor<?x64xbf16>
+  qla.store %m, %O[%bos, %c0] bounds [%eos, %t] : !qla.tile<64x64xbf16, frag>, !qla.tensor<?x64xbf16>
+  return
+}
+
 }
