@@ -106,14 +106,14 @@ CompiledPtx Kernel::compile(const CompileOptions &options) const {
   return out;
 }
 
-void Kernel::interpret(const std::vector<HostTensor *> &args) const {
+void Kernel::interpret(const std::vector<HostTensor *> &args, std::array<int64_t, 3> grid) const {
   MLIRContext &ctx = impl_->ctx;
   std::vector<std::string> errors;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
     errors.push_back(describe(d));
     return success();
   });
-  if (failed(verify(*impl_->module)) || failed(interpretKernel(impl_->func, args)))
+  if (failed(verify(*impl_->module)) || failed(interpretKernel(impl_->func, args, grid)))
     throw Error(fmt::format("kernel '{}': interpreter failed:\n  {}", name_, fmt::join(errors, "\n  ")));
 }
 

@@ -99,7 +99,7 @@ Tile Kernel::broadcast(const Tile &t, std::vector<int64_t> shape, std::vector<in
     throw Error(fmt::format("{}: kernel '{}': broadcast needs one result dimension per input dimension", where(loc),
                             name_));
   for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(shape.size()) || shape[dims[i]] != t.shape[i])
+    if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(shape.size()) || (shape[dims[i]] != t.shape[i] && t.shape[i] != 1))
       throw Error(fmt::format("{}: kernel '{}': cannot broadcast {} to {} along dims [{}]", where(loc), name_,
                               shapeStr(t.shape), shapeStr(shape), fmt::join(dims, ", ")));
   Value v = impl_->builder.create<BroadcastOp>(impl_->loc(loc), fragType(&impl_->ctx, shape, t.dtype), val(t.value),

@@ -14,6 +14,7 @@
 #include "qla/runtime/CompiledKernel.h"
 #include "qla/runtime/DType.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -144,6 +145,7 @@ public:
   Index loadIndex(const Tensor &t, std::vector<Index> indices, Loc loc = Loc::current());
   /// One element of a floating-point tensor.
   Scalar loadScalar(const Tensor &t, std::vector<Index> indices, Loc loc = Loc::current());
+  /// Blocks of the launch; -1 for a dimension given at launch (e.g. the number of sequences).
   void grid(int64_t x, int64_t y = 1, int64_t z = 1);
   void threads(int64_t n, Loc loc = Loc::current());
 
@@ -188,7 +190,7 @@ public:
   CompiledPtx compile(const CompileOptions &options = {}) const;
   /// Runs the tile program on the CPU (one argument per tensor, in declaration order); throws
   /// qla::Error with the DSL line of the failing op.
-  void interpret(const std::vector<HostTensor *> &args) const;
+  void interpret(const std::vector<HostTensor *> &args, std::array<int64_t, 3> grid = {0, 0, 0}) const;
   /// JIT launch on the GPU: the first call takes the kernel from the disk cache (or compiles and
   /// publishes it) and loads it; later calls only validate the arguments and launch.
   void launch(const std::vector<TensorArg> &tensors, CUstream stream = nullptr);

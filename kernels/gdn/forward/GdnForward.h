@@ -1,0 +1,47 @@
+// The Gated DeltaNet chunked-prefill forward (GDN.md §2, "the faster algebra") as DSL programs:
+//   gdn_cumsum         chunk-local cumsum of g (optionally the gate computed in-kernel: g and β)
+//   gdn_chunk_inverse  A₀ = (I + StrictLower(diag(β) Kc Kcᵀ))⁻¹ per chunk, gate-free
+//   gdn_chunk_forward  the state recurrence and the output, one block per (value head, sequence),
+//                      with Vn = (Γ ∘ A₀ ∘ β) · (Vc − exp(G) ∘ Kc·H): no W or U in global memory.
+// Kernels see a packed batch: T tokens of N sequences delimited by cu_seqlens (a fixed-length batch
+// [B, T] is the packed batch with cu_seqlens = 0, T, 2T, ...). Layouts (row-major, contiguous):
+//   q, k [T, H*K] bf16    v [T, HV*V] bf16    g, beta [T, HV] f32    cu_seqlens [N+1] i64
+//   (in-kernel gate: a, b [T, HV] f32, A_log, dt_bias [HV] f32)
+//   scratch: gcum [T, HV] f32, beta (computed) [T, HV] f32, ainv [T, HV*64] f32
+//   o [T, HV*V] bf16      initial / final state [N*HV*K, V] f32 (state [K][V] per head)
+#ifndef QLA_KERNELS_GDN_FORWARD_GDNFORWARD_H
+#define QLA_KERNELS_GDN_FORWARD_GDNFORWARD_H
+
+#include "qla/dsl/Kernel.h"
+
+#include <memory>
+
+namespace qla::gdn {
+
+struct GdnForwardConfig {
+  int64_t H = 0, HV = 0, K = 128, V = 128;
+  double scale = 0;            // <= 0: K^-1/2
+  bool gateInKernel = false;   // g = −exp(A_log)·softplus(a + dt_bias), β = sigmoid(b)
+  bool l2normQK = false;       // q, k ← x·rsqrt(Σx² + 1e-6)
+  bool initialState = false;
+  bool finalState = false;
+  bool stateVFirst = false;    // not supported yet: refused
+  static constexpr int64_t kChunk = 64;
+
+  /// Throws qla::Error naming the field and what is supported.
+  void validate() const;
+  double resolvedScale() const;
+};
+
+struct GdnForwardKernels {
+  std::unique_ptr<dsl::Kernel> cumsum, inverse, forward;
+};
+
+std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c);
+std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c);
+std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c);
+GdnForwardKernels buildGdnForward(const GdnForwardConfig &c);
+
+} // namespace qla::gdn
+
+#endif

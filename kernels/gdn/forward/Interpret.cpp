@@ -1,0 +1,87 @@
+#include "gdn/forward/Interpret.h"
+
+#include "qla/runtime/Error.h"
+
+namespace qla::gdn {
+
+namespace {
+
+HostTensor packed(const Tensor &t, std::vector<int64_t> shape, bool bf16 = false) {
+  HostTensor h{std::move(shape), t.data};
+  if (bf16)
+    for (double &x : h.data)
+      x = roundToBf16(x);
+  return h;
+}
+
+HostTensor zeros(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return HostTensor{std::move(shape), std::vector<double>(n, 0.0)};
+}
+
+} // namespace
+
+GdnForwardConfig forwardConfigFor(const GdnProblem &p) {
+  GdnForwardConfig c;
+  c.H = p.H;
+  c.HV = p.HV;
+  c.K = p.K;
+  c.V = p.V;
+  c.scale = p.resolvedScale();
+  c.gateInKernel = p.gateInKernel;
+  c.l2normQK = p.l2normQK;
+  c.initialState = p.useInitialState;
+  c.finalState = p.outputFinalState;
+  c.stateVFirst = p.stateVFirst;
+  return c;
+}
+
+GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in) {
+  validateGdn(p, in, "gdn forward (interpreter)");
+  GdnForwardConfig c = forwardConfigFor(p);
+  GdnForwardKernels kernels = buildGdnForward(c);
+  const int64_t T = p.B * p.T, N = p.numSequences(), C = GdnForwardConfig::kChunk;
+  HostTensor cu{{N + 1}, {}};
+  if (p.varlen())
+    cu.data.assign(p.cuSeqlens.begin(), p.cuSeqlens.end());
+  else
+    for (int64_t i = 0; i <= N; ++i)
+      cu.data.push_back(double(i * p.T));
+
+  HostTensor q = packed(in.q, {T, p.H * p.K}, true), k = packed(in.k, {T, p.H * p.K}, true);
+  HostTensor v = packed(in.v, {T, p.HV * p.V}, true);
+  HostTensor gcum = zeros({T, p.HV}), ainv = zeros({T, p.HV * C}), o = zeros({T, p.HV * p.V});
+  HostTensor beta = c.gateInKernel ? zeros({T, p.HV}) : packed(in.beta, {T, p.HV});
+  const std::array<int64_t, 3> grid{p.HV, N, 1};
+  if (c.gateInKernel) {
+    HostTensor a = packed(in.a, {T, p.HV}), b = packed(in.b, {T, p.HV});
+    HostTensor aLog = packed(in.aLog, {p.HV}), dtBias = packed(in.dtBias, {p.HV});
+    kernels.cumsum->interpret({&cu, &a, &gcum, &b, &aLog, &dtBias, &beta}, grid);
+  } else {
+    HostTensor g = packed(in.g, {T, p.HV});
+    kernels.cumsum->interpret({&cu, &g, &gcum}, grid);
+  }
+  kernels.inverse->interpret({&cu, &k, &beta, &ainv}, grid);
+
+  std::vector<HostTensor *> args{&cu, &q, &k, &v, &gcum, &beta, &ainv, &o};
+  HostTensor h0, ht;
+  if (c.initialState) {
+    h0 = packed(in.initialState, {N * p.HV * p.K, p.V});
+    args.push_back(&h0);
+  }
+  if (c.finalState) {
+    ht = zeros({N * p.HV * p.K, p.V});
+    args.push_back(&ht);
+  }
+  kernels.forward->interpret(args, grid);
+
+  GdnOutputs out;
+  out.o = Tensor({p.B, p.T, p.HV, p.V}, std::move(o.data));
+  if (c.finalState)
+    out.finalState = Tensor(p.stateShape(), std::move(ht.data));
+  return out;
+}
+
+} // namespace qla::gdn

@@ -1,0 +1,18 @@
+// The GDN forward DSL programs run on the CPU interpreter, with the reference's problem and tensors.
+#ifndef QLA_KERNELS_GDN_FORWARD_INTERPRET_H
+#define QLA_KERNELS_GDN_FORWARD_INTERPRET_H
+
+#include "gdn/forward/GdnForward.h"
+#include "gdn/reference/GdnReference.h"
+
+namespace qla::gdn {
+
+GdnForwardConfig forwardConfigFor(const GdnProblem &problem);
+
+/// Packs the inputs (q, k, v rounded to bf16), runs gdn_cumsum, gdn_chunk_inverse and
+/// gdn_chunk_forward on the interpreter and unpacks o and the final state.
+GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs);
+
+} // namespace qla::gdn
+
+#endif

@@ -1,0 +1,93 @@
+// The GDN forward DSL programs on the CPU interpreter against the float64 recurrence (GDN.md §6):
+// relative L2 of o and of the final state ≤ 5e-3 on fresh random inputs with real gate spread.
+#include "gdn/forward/Interpret.h"
+#include "gdn/reference/GdnRandom.h"
+#include "qla/runtime/Error.h"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <catch2/generators/catch_generators.hpp>
+
+#include <random>
+
+using namespace qla::gdn;
+
+namespace {
+
+struct Errors {
+  double o, state;
+};
+
+Errors run(GdnProblem p, GdnGateKind gate) {
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = gate}));
+  GdnOutputs ref = gdnRecurrentReference(p, in);
+  GdnOutputs got = interpretGdnForward(p, in);
+  Errors e{relL2(got.o, ref.o), p.outputFinalState ? relL2(got.finalState, ref.finalState) : 0.0};
+  INFO("rel L2: o " << e.o << ", final state " << e.state);
+  WARN("T = " << p.T << ", N = " << p.numSequences() << ", HV = " << p.HV << ", K = " << p.K << ": rel L2 o " << e.o
+               << ", final state " << e.state);
+  CHECK(e.o <= 5e-3);
+  CHECK(e.state <= 5e-3);
+  return e;
+}
+
+GdnProblem problem(int64_t B, int64_t T, int64_t H, int64_t HV, int64_t K, int64_t V) {
+  GdnProblem p;
+  p.B = B;
+  p.T = T;
+  p.H = H;
+  p.HV = HV;
+  p.K = K;
+  p.V = V;
+  p.useInitialState = true;
+  p.outputFinalState = true;
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("gdn forward on the interpreter matches the float64 recurrence", "[gdn][interpreter]") {
+  auto [T, gate] = GENERATE(std::pair{1, GdnGateKind::logsigmoid}, std::pair{63, GdnGateKind::mixedDecay},
+                            std::pair{64, GdnGateKind::logsigmoid}, std::pair{65, GdnGateKind::mixedDecay},
+                            std::pair{200, GdnGateKind::mixedDecay});
+  INFO("T = " << T);
+  run(problem(2, T, 1, 2, 64, 64), gate);
+}
+
+TEST_CASE("gdn forward on the interpreter: GVA, K = V = 128, no initial state", "[gdn][interpreter]") {
+  GdnProblem p = problem(1, 130, 2, 4, 128, 128);
+  p.useInitialState = false;
+  run(p, GdnGateKind::mixedDecay);
+}
+
+TEST_CASE("gdn forward on the interpreter: varlen with in-kernel gate and L2 norm", "[gdn][interpreter]") {
+  GdnProblem p = problem(1, 300, 1, 2, 64, 64);
+  p.cuSeqlens = {0, 1, 65, 130, 300};
+  p.gateInKernel = true;
+  p.l2normQK = true;
+  p.scale = 0.3;
+  run(p, GdnGateKind::mixedDecay);
+}
+
+TEST_CASE("the accuracy check can fail: a different scale is far off", "[gdn][interpreter]") {
+  GdnProblem p = problem(1, 100, 1, 1, 64, 64);
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = 7}));
+  GdnOutputs got = interpretGdnForward(p, in);
+  GdnProblem other = p;
+  other.scale = p.resolvedScale() * 1.5;
+  GdnOutputs ref = gdnRecurrentReference(other, in);
+  CHECK(relL2(got.o, ref.o) > 0.3);
+}
+
+TEST_CASE("gdn forward refuses what it does not support", "[gdn]") {
+  GdnForwardConfig c;
+  c.H = 2;
+  c.HV = 3;
+  CHECK_THROWS_WITH(c.validate(), "gdn forward: HV must be a positive multiple of H, got H = 2, HV = 3");
+  c.HV = 4;
+  c.K = 96;
+  CHECK_THROWS_WITH(c.validate(), "gdn forward: K = 96 is not supported (supported: 64, 128, 256)");
+  c.K = 128;
+  c.stateVFirst = true;
+  CHECK_THROWS_AS(c.validate(), qla::Error);
+}
