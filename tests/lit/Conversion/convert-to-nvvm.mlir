@@ -140,3 +140,24 @@ func.func @k(%A: !qla.tensor<256x64xbf16> {qla.name = "A"}, %B: !qla.tensor<256x
   // CHECK-NOT: qla.
   return
 }
+
+// A store with bounds inside the tensor also compares each element's row and column with them.
+// CHECK-LABEL: func.func @store_with_bounds(
+// CHECK-SAME: %{{[^:]*}}: vector<64xbf16>, %[[C:[^:]*]]: !llvm.ptr<1>, %[[ER:[^:]*]]: index, %[[EC:[^:]*]]: index)
+// CHECK: %[[ROWS:.*]] = arith.constant 256 : i32
+// CHECK-NEXT: %[[INR:.*]] = arith.cmpi ult, %[[ROW:.*]], %[[ROWS]] : i32
+// CHECK-NEXT: %[[COLS:.*]] = arith.constant 512 : i32
+// CHECK-NEXT: %[[INC:.*]] = arith.cmpi ult, %[[COL:.*]], %[[COLS]] : i32
+// CHECK-NEXT: %[[IN:.*]] = arith.andi %[[INR]], %[[INC]] : i1
+// CHECK-NEXT: %[[BR:.*]] = arith.index_cast %[[ER]] : index to i32
+// CHECK-NEXT: %[[LR:.*]] = arith.cmpi ult, %[[ROW]], %[[BR]] : i32
+// CHECK-NEXT: %[[BC:.*]] = arith.index_cast %[[EC]] : index to i32
+// CHECK-NEXT: %[[LC:.*]] = arith.cmpi ult, %[[COL]], %[[BC]] : i32
+// CHECK-NEXT: %[[L:.*]] = arith.andi %[[LR]], %[[LC]] : i1
+// CHECK-NEXT: %[[ALL:.*]] = arith.andi %[[IN]], %[[L]] : i1
+// CHECK-NEXT: scf.if %[[ALL]] {
+func.func @store_with_bounds(%o: !out, %C: !qla.tensor<256x512xbf16>, %endRow: index, %endCol: index) {
+  %c0 = arith.constant 0 : index
+  qla.store %o, %C[%c0, %c0] bounds [%endRow, %endCol] : !out, !qla.tensor<256x512xbf16>
+  return
+}

@@ -142,3 +142,24 @@ func.func @copy_feeds_store(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x
   } {stages = 2 : i64}
   return
 }
+
+// -----
+
+// TMA clips a box only at the tensor's end, not at bounds inside it (e.g. a sequence end in a packed
+// batch).
+// CHECK-LABEL: func.func @copy_with_bounds
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: qla.copy
+func.func @copy_with_bounds(%A: !qla.tensor<1024x64xbf16>, %end: index, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%k: index):
+    // expected-remark @+1 {{copy cannot use TMA: it has bounds inside the tensor (TMA clips only at the tensor's end); the loop is not pipelined}}
+    %a = qla.copy %A[%k, %c0] bounds [%end, %c64] : !qla.tensor<1024x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    qla.yield
+  } {stages = 2 : i64}
+  return
+}
