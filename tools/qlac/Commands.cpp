@@ -1,5 +1,7 @@
 #include "Commands.h"
 
+#include "gdn/forward/Interpret.h"
+#include "gdn/reference/GdnRandom.h"
 #include "gemm/Gemm.h"
 #include "qla/Pipeline/Pipeline.h"
 #include "qla/dsl/Jit.h"
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -149,17 +152,72 @@ int dumpCommand(const Args &args) {
   return 0;
 }
 
+/// The GDN forward programs on the interpreter against the float64 recurrence.
+int checkGdn(const std::string &settings) {
+  qla::gdn::GdnProblem p;
+  p.B = 2;
+  p.T = 200;
+  p.H = 2;
+  p.HV = 4;
+  p.K = 64;
+  p.V = 64;
+  p.useInitialState = true;
+  p.outputFinalState = true;
+  bool mixed = true;
+  std::stringstream ss(settings);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty())
+      continue;
+    auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw qla::Error(fmt::format("gdn: setting '{}' is not KEY=VALUE", item));
+    std::string key = item.substr(0, eq);
+    int64_t v = std::stoll(item.substr(eq + 1));
+    if (key == "B") p.B = v;
+    else if (key == "T") p.T = v;
+    else if (key == "H") p.H = v;
+    else if (key == "HV") p.HV = v;
+    else if (key == "K") p.K = v;
+    else if (key == "V") p.V = v;
+    else if (key == "gate_in_kernel") p.gateInKernel = v;
+    else if (key == "l2norm") p.l2normQK = v;
+    else if (key == "mixed_decay") mixed = v;
+    else
+      throw qla::Error(fmt::format("gdn: unknown setting '{}' (known: B, T, H, HV, K, V, gate_in_kernel, l2norm, "
+                                   "mixed_decay)", key));
+  }
+  auto gate = mixed ? qla::gdn::GdnGateKind::mixedDecay : qla::gdn::GdnGateKind::logsigmoid;
+  qla::gdn::GdnInputs in = qla::gdn::roundInputsForKernel(
+      qla::gdn::gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = gate}));
+  auto start = std::chrono::steady_clock::now();
+  qla::gdn::GdnOutputs got = qla::gdn::interpretGdnForward(p, in);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  qla::gdn::GdnOutputs ref = qla::gdn::gdnRecurrentReference(p, in);
+  double eo = qla::gdn::relL2(got.o, ref.o), es = qla::gdn::relL2(got.finalState, ref.finalState);
+  bool ok = eo <= 5e-3 && es <= 5e-3;
+  fmt::print("gdn forward (B={}, T={}, H={}, HV={}, K={}, V={}{}{}) on the CPU interpreter: rel_l2 vs float64 "
+             "recurrence o {:.2e}, final state {:.2e}, {:.2f} s -> {}\n",
+             p.B, p.T, p.H, p.HV, p.K, p.V, p.gateInKernel ? ", gate in kernel" : "", p.l2normQK ? ", l2norm" : "",
+             eo, es, seconds, ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
+
 int checkCommand(const Args &args) {
   Options o = parse(args, "check", false);
   if (o.help) {
-    fmt::print("usage: qlac check <kernel> --set K=V,...\n\n"
+    fmt::print("usage: qlac check <gemm|gdn> --set K=V,...\n\n"
                "Runs the kernel's tile program on the CPU interpreter with fresh random bf16 inputs and\n"
                "compares it with a float64 reference (relative L2 error, every output element written).\n"
-               "Exits 1 when the error exceeds 5e-3. Keep shapes small: the interpreter is plain loops.\n");
+               "Exits 1 when the error exceeds 5e-3. Keep shapes small: the interpreter is plain loops.\n"
+               "gdn settings: B, T, H, HV, K, V (64|128|256), gate_in_kernel, l2norm, mixed_decay (0|1);\n"
+               "it runs gdn_cumsum, gdn_chunk_inverse and gdn_chunk_forward against the float64 recurrence.\n");
     return 0;
   }
+  if (o.kernel == "gdn")
+    return checkGdn(o.settings);
   if (o.kernel != "gemm")
-    throw qla::Error(fmt::format("no CPU check for kernel '{}' (known: gemm)", o.kernel));
+    throw qla::Error(fmt::format("no CPU check for kernel '{}' (known: gemm, gdn)", o.kernel));
   qla::kernels::GemmConfig c = qla::kernels::parseGemmConfig(o.settings);
   auto kernel = qla::kernels::buildGemm(c);
   std::mt19937 gen(std::random_device{}());

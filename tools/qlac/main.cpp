@@ -16,7 +16,7 @@ commands:
                                           float64 reference on random inputs (no GPU needed)
   passes                                  list the pipeline's passes, in order
 
-kernels: gemm
+kernels: gemm (compile, dump, check), gdn (check: the forward on the CPU interpreter)
 Run 'qlac <command> --help' for a command's options.
 )";
 
