@@ -27,7 +27,7 @@ GdnOutputs gdnRecurrentReference(const GdnProblem& p, const GdnInputs& in) {
         const double* v = detail::vRow(p, in, row, hv);
         const detail::Gate gate = detail::gateAt(p, in, row, hv);
 
-        const double decay = std::exp(0.999 * gate.g);
+        const double decay = std::exp(gate.g);
         for (double& x : s)
           x *= decay;
         // u = β (v − Sᵀk)
