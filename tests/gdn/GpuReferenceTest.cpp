@@ -5,6 +5,8 @@
 #include <catch2/generators/catch_generators_range.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <chrono>
+
 #include "GdnTestUtil.h"
 #include "gdn/reference/GpuReference.h"
 #include "qla/runtime/Driver.h"
@@ -112,4 +114,19 @@ TEST_CASE("GPU reference matches the CPU recurrence", "[gdn][gpu-reference]") {
   REQUIRE(gpu.finalState.defined() == c.problem.outputFinalState);
   if (c.problem.outputFinalState)
     CHECK(relL2(gpu.finalState, cpu.finalState) <= 1e-12);
+}
+
+// Hidden: how long the GPU reference takes on a benchmark shape (run with "[.gpu-timing]").
+TEST_CASE("GPU reference timing, (H, HV) = (16, 32), 1×8192, K = V = 128", "[.gpu-timing]") {
+  if (!qla::Driver::get().available())
+    SKIP(qla::Driver::get().unavailableReason());
+  const GdnProblem p{.B = 1, .T = 8192, .H = 16, .HV = 32, .K = 128, .V = 128,
+                     .useInitialState = true, .outputFinalState = true, .gateInKernel = true};
+  const GdnInputs in = gdnRandomInputs(p, {.seed = 1});
+  gdnGpuReference(p, in); // compiles and loads the module
+  const auto start = std::chrono::steady_clock::now();
+  const GdnOutputs out = gdnGpuReference(p, in);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  WARN("gdnGpuReference (uploads and downloads included): " << seconds << " s");
+  qla::gdn::test::requireMeaningful(out.o, "o");
 }

@@ -99,28 +99,30 @@ TEST_CASE("l2norm in kernel: x·(Σx² + 1e-6)^-1/2", "[gdn][reference]") {
 
 TEST_CASE("in-kernel gate: g = −exp(A_log)·softplus(a + dt_bias), β = sigmoid(b)",
           "[gdn][reference]") {
-  // K = V = 1, q = k = 1, S0 = 4, v = 3, b = 0 (β = 0.5): S = e^g·4 + 0.5·(3 − e^g·4), o = S.
+  // K = V = 1, q = k = 1, S0 = 4, v = 3: S = e^g·4 + β·(3 − e^g·4), o = S.
   GdnProblem p{.B = 1, .T = 1, .H = 1, .HV = 3, .K = 1, .V = 1, .scale = 1,
                .useInitialState = true, .outputFinalState = true, .gateInKernel = true};
   GdnInputs in;
   in.q = Tensor({1, 1, 1, 1}, {1});
   in.k = in.q;
   in.v = Tensor({1, 1, 3, 1}, {3, 3, 3});
-  in.b = Tensor({1, 1, 3}, {0, 0, 0});
+  in.b = Tensor({1, 1, 3}, {0, std::log(3.0), 0}); // β = 0.5, 0.75, 0.5
   in.initialState = Tensor({1, 3, 1, 1}, {4, 4, 4});
   // Head 0: A = 2, softplus(0) = ln 2: g = −2 ln 2, decay 1/4: S = 1 + 0.5·2 = 2.
-  // Head 1: A_log = −inf: no decay: S = 4 + 0.5·(3 − 4) = 3.5.
+  // Head 1: A_log = −inf: no decay: S = 4 + 0.75·(3 − 4) = 3.25.
   // Head 2: a + dt_bias = 30 > 20: softplus = 30 exactly, A = 0.1: g = −3.
   in.a = Tensor({1, 1, 3}, {0.5, 0.5, 29.5});
   in.dtBias = Tensor({3}, {-0.5, -0.5, 0.5});
   in.aLog = Tensor({3}, {std::log(2.0), -std::numeric_limits<double>::infinity(), std::log(0.1)});
   const double g2 = -std::exp(std::log(0.1)) * 30.0;
   const double s2 = std::exp(g2) * 4 + 0.5 * (3 - std::exp(g2) * 4);
-  checkAll(p, in, {2, 3.5, s2}, {2, 3.5, s2});
+  checkAll(p, in, {2, 3.25, s2}, {2, 3.25, s2});
 
   const GdnGate gate = gdnGateValues(p, in);
   CHECK(gate.g.data[0] == Catch::Approx(-2 * std::log(2.0)).epsilon(1e-15));
   CHECK(gate.g.data[1] == 0);
   CHECK(gate.g.data[2] == g2); // the linear branch, not log1p(exp(30))
-  CHECK(gate.beta.data == std::vector<double>{0.5, 0.5, 0.5});
+  CHECK(gate.beta.data[0] == 0.5);
+  CHECK(gate.beta.data[1] == Catch::Approx(0.75).epsilon(1e-15));
+  CHECK(gate.beta.data[2] == 0.5);
 }
