@@ -23,7 +23,7 @@ static void require(bool ok, const std::string &what) {
 std::unique_ptr<dsl::Kernel> buildGemm(const GemmConfig &c) {
   require(c.M > 0 && c.N > 0 && c.K > 0, fmt::format("M, N and K must be positive, got {}", c.str()));
   require(c.K % 8 == 0, fmt::format("K must be a multiple of 8 (16-byte rows for TMA), got {}", c.K));
-  require(c.BK == 64, fmt::format("BK must be 64 (one 128-byte swizzle span of bf16), got {}", c.BK));
+  require(c.BK == 64 || c.BK == 128, fmt::format("BK must be 64 or 128 (one or two 128-byte swizzle spans of bf16), got {}", c.BK));
   require(c.BM == 64 || c.BM == 128 || c.BM == 256, fmt::format("BM must be 64, 128 or 256, got {}", c.BM));
   require(c.BN % 16 == 0 && c.BN >= 16 && c.BN <= 256, fmt::format("BN must be a multiple of 16 up to 256, got {}", c.BN));
   require(c.stages >= 2 && c.stages <= 8, fmt::format("stages must be 2 to 8, got {}", c.stages));

@@ -444,7 +444,7 @@ private:
 
 } // namespace
 
-LogicalResult interpretKernel(func::FuncOp kernel, ArrayRef<HostTensor *> args) {
+LogicalResult interpretKernel(func::FuncOp kernel, ArrayRef<HostTensor *> args, std::array<int64_t, 3> gridOverride) {
   if (args.size() != kernel.getNumArguments())
     return kernel.emitError() << "interpreter: kernel takes " << kernel.getNumArguments() << " tensors, got "
                               << args.size();
@@ -466,6 +466,12 @@ LogicalResult interpretKernel(func::FuncOp kernel, ArrayRef<HostTensor *> args) 
   std::array<int64_t, 3> g{1, 1, 1};
   if (grid)
     std::copy(grid.asArrayRef().begin(), grid.asArrayRef().end(), g.begin());
+  for (int d = 0; d < 3; ++d) {
+    if (gridOverride[d] > 0)
+      g[d] = gridOverride[d];
+    if (g[d] < 1)
+      return kernel.emitError() << "interpreter: grid dimension " << d << " is given at launch; pass it";
+  }
   for (int64_t z = 0; z < g[2]; ++z)
     for (int64_t y = 0; y < g[1]; ++y)
       for (int64_t x = 0; x < g[0]; ++x)

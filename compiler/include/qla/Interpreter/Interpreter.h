@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -17,7 +18,9 @@ namespace qla {
 /// Runs `kernel` (tile level: before qla-pipeline) on `args`, one per kernel argument, over its
 /// whole grid. Stores are rounded to the tensors' element types. Errors (unsupported ops, shape
 /// mismatches) are emitted as diagnostics on the offending op.
-mlir::LogicalResult interpretKernel(mlir::func::FuncOp kernel, llvm::ArrayRef<HostTensor *> args);
+/// `grid` overrides the kernel's qla.grid where nonzero (required for dimensions given at launch).
+mlir::LogicalResult interpretKernel(mlir::func::FuncOp kernel, llvm::ArrayRef<HostTensor *> args,
+                                    std::array<int64_t, 3> grid = {0, 0, 0});
 
 /// `value` rounded to `type` (bf16, f16, f32: round to nearest even; f64 and integers as given).
 double roundTo(mlir::Type type, double value);

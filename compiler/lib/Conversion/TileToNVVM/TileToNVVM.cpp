@@ -139,12 +139,21 @@ struct TmaLoadLowering : OpConversionPattern<TmaLoadOp> {
     SmallVector<Value> coords;
     for (Value o : llvm::reverse(a.getOffsets())) // TMA coordinates are innermost first
       coords.push_back(rw.create<arith::IndexCastOp>(loc, rw.getI32Type(), o));
+    Value dest = a.getDest();
+    if (auto blk = op.getColumnBlock()) {
+      TileType tile = op.getDest().getType();
+      int64_t eb = elementBytes(tile.getElementType());
+      int64_t blockRow = smemBlockRowBytes(tile.getShape().back() * eb);
+      int64_t rows = tile.getNumElements() / tile.getShape().back();
+      coords[0] = rw.create<arith::AddIOp>(loc, coords[0], i32Const(rw, loc, *blk * blockRow / eb));
+      dest = gepBytes(rw, loc, dest, i64Const(rw, loc, *blk * rows * blockRow));
+    }
     auto groupType = cast<nvgpu::MBarrierGroupType>(op.getBarriers().getType());
     Value barAddr = rw.create<nvgpu::MBarrierGetOp>(loc, rw.getI64Type(), op.getBarriers(), a.getBarrierIndex());
     (void)groupType;
     Value bar = rw.create<LLVM::IntToPtrOp>(loc, LLVM::LLVMPointerType::get(rw.getContext(), 3), barAddr);
     // A CTA's own shared address is a valid shared::cluster address (PTX 8.0 has no shared::cta form).
-    Value dst = rw.create<LLVM::AddrSpaceCastOp>(loc, LLVM::LLVMPointerType::get(rw.getContext(), 7), a.getDest());
+    Value dst = rw.create<LLVM::AddrSpaceCastOp>(loc, LLVM::LLVMPointerType::get(rw.getContext(), 7), dest);
     rw.create<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(
         loc, dst, a.getDescriptor(), coords, bar, ValueRange{}, Value(), Value(),
         NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
@@ -230,8 +239,16 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     int64_t eb = elementBytes(at.getElementType());
     int64_t rowBytesA = at.getShape()[1] * eb, rowBytesB = bt.getShape()[1] * eb;
     auto swA = dyn_cast_or_null<SwizzleAttr>(at.getLayout()), swB = dyn_cast_or_null<SwizzleAttr>(bt.getLayout());
-    if (!swA || !swB || swA.getBytes() != rowBytesA || swB.getBytes() != rowBytesB)
-      return op.emitOpError() << "needs A and B tiles whose rows are exactly one swizzle span (32, 64 or 128 B)";
+    if (!swA || !swB || swA.getBytes() == 0 || swA.getBytes() != smemSwizzleBytes(rowBytesA) ||
+        swB.getBytes() != smemSwizzleBytes(rowBytesB) || swB.getBytes() == 0)
+      return op.emitOpError() << "needs A and B tiles with 32-, 64- or 128-byte swizzled rows (K x "
+                              << eb << " bytes = 32, 64 or a multiple of 128)";
+    int64_t blockA = smemBlockRowBytes(rowBytesA), blockB = smemBlockRowBytes(rowBytesB);
+    int64_t rowsA = at.getShape()[0], rowsB = bt.getShape()[0];
+    // Byte offset of (row, k) in a column-blocked K-major tile, for k a multiple of 16.
+    auto kOffset = [](int64_t rows, int64_t blockRow, int64_t row, int64_t kBytes) {
+      return (kBytes / blockRow) * rows * blockRow + row * blockRow + kBytes % blockRow;
+    };
     int64_t n = acc->cols;
     Location loc = op.getLoc();
     MLIRContext *ctx = rw.getContext();
@@ -242,7 +259,7 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     Value wg = rw.create<arith::DivUIOp>(loc, threadIdx(rw, loc), i32Const(rw, loc, 128));
     Value wgRowBytes = rw.create<arith::ExtUIOp>(
         loc, rw.getI64Type(),
-        rw.create<arith::MulIOp>(loc, wg, i32Const(rw, loc, acc->rowsPerWarpgroup() * rowBytesA)));
+        rw.create<arith::MulIOp>(loc, wg, i32Const(rw, loc, acc->rowsPerWarpgroup() * blockA)));
     Value aBase = gepBytes(rw, loc, a.getA(), wgRowBytes);
 
     // Per-thread vector -> one wgmma struct per 64-row block.
@@ -261,10 +278,12 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     rw.create<NVVM::WgmmaFenceAlignedOp>(loc);
     int64_t kSteps = at.getShape()[1] / 16;
     for (int64_t kk = 0; kk < kSteps; ++kk) {
-      Value descB = wgmmaDescriptor(rw, loc, gepBytes(rw, loc, a.getB(), i64Const(rw, loc, kk * 32)), rowBytesB);
+      int64_t kBytes = kk * 16 * eb;
+      Value descB = wgmmaDescriptor(
+          rw, loc, gepBytes(rw, loc, a.getB(), i64Const(rw, loc, kOffset(rowsB, blockB, 0, kBytes))), blockB);
       for (int64_t mb = 0; mb < acc->mBlocks(); ++mb) {
-        Value aAddr = gepBytes(rw, loc, aBase, i64Const(rw, loc, mb * 64 * rowBytesA + kk * 32));
-        Value descA = wgmmaDescriptor(rw, loc, aAddr, rowBytesA);
+        Value aAddr = gepBytes(rw, loc, aBase, i64Const(rw, loc, kOffset(rowsA, blockA, mb * 64, kBytes)));
+        Value descA = wgmmaDescriptor(rw, loc, aAddr, blockA);
         blocks[mb] = rw.create<NVVM::WgmmaMmaAsyncOp>(
             loc, structType, blocks[mb], descA, descB, shape, NVVM::WGMMATypesAttr::get(ctx, type),
             NVVM::WGMMATypesAttr::get(ctx, type), NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
@@ -423,6 +442,8 @@ LogicalResult bindTensorMaps(func::FuncOp kernel, SmallVectorImpl<Attribute> &ab
     auto swz = dyn_cast_or_null<SwizzleAttr>(tile.getLayout());
     int64_t swizzle = swz ? swz.getBytes() : 0;
     SmallVector<int64_t> box(tile.getShape());
+    int64_t eb = elementBytes(tile.getElementType());
+    box.back() = smemBlockRowBytes(box.back() * eb) / eb; // one column block per TMA box
     auto key = std::make_tuple(arg.getArgNumber(), box, swizzle);
     auto it = params.find(key);
     if (it == params.end()) {

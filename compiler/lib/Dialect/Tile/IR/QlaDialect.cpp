@@ -45,6 +45,18 @@ int64_t qla::elementBytes(Type t) {
   return 0;
 }
 
+int64_t qla::smemSwizzleBytes(int64_t rowBytes) {
+  if (rowBytes == 32 || rowBytes == 64 || (rowBytes > 0 && rowBytes % 128 == 0))
+    return std::min<int64_t>(rowBytes, 128);
+  return 0;
+}
+
+int64_t qla::smemBlockRowBytes(int64_t rowBytes) {
+  return smemSwizzleBytes(rowBytes) == 128 ? 128 : rowBytes;
+}
+
+int64_t qla::smemColumnBlocks(int64_t rowBytes) { return rowBytes / smemBlockRowBytes(rowBytes); }
+
 int64_t qla::kernelThreads(Operation *kernel) {
   auto block = kernel->getAttrOfType<DenseI64ArrayAttr>(QlaDialect::kBlockAttr);
   if (!block)
@@ -256,9 +268,10 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
       return op->emitError() << "'" << name << "' must be array<i64: x, y, z>";
     int64_t prod = 1;
     for (int64_t d : dims.asArrayRef()) {
-      if (d < 1)
-        return op->emitError() << what << " dimensions must be positive";
-      prod *= d;
+      if (d < 1 && !(d == -1 && maxProduct == 0))
+        return op->emitError() << what << " dimensions must be positive"
+                               << (maxProduct == 0 ? " or -1 (given at launch)" : "");
+      prod *= std::max<int64_t>(d, 1);
     }
     if (maxProduct && prod > maxProduct)
       return op->emitError() << what << " has " << prod << " threads, more than " << maxProduct;

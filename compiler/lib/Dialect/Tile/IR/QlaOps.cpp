@@ -3,6 +3,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace qla;
@@ -218,14 +219,13 @@ LogicalResult BroadcastOp::verify() {
     return emitOpError() << "element types differ";
   if (getDims().size() != static_cast<size_t>(in.getRank()))
     return emitOpError() << "needs one result dimension per input dimension";
-  int64_t prev = -1;
+  llvm::SmallDenseSet<int64_t> seen;
   for (auto [i, d] : llvm::enumerate(getDims())) {
-    if (d <= prev || d >= out.getRank())
-      return emitOpError() << "dims must be increasing result dimensions";
+    if (d < 0 || d >= out.getRank() || !seen.insert(d).second)
+      return emitOpError() << "dims must be distinct result dimensions";
     if (out.getShape()[d] != in.getShape()[i] && in.getShape()[i] != 1)
       return emitOpError() << "input dimension " << i << " (" << in.getShape()[i] << ") does not match result "
                            << "dimension " << d << " (" << out.getShape()[d] << ") and is not 1";
-    prev = d;
   }
   return success();
 }

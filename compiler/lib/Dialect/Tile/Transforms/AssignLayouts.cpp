@@ -14,13 +14,6 @@ using namespace qla;
 
 namespace {
 
-int64_t swizzleForRow(int64_t rowBytes) {
-  for (int64_t s : {128, 64, 32})
-    if (rowBytes == s)
-      return s;
-  return 0;
-}
-
 Type withLayout(Type type, int64_t threads) {
   auto tile = dyn_cast<TileType>(type);
   if (!tile || tile.getLayout())
@@ -28,7 +21,7 @@ Type withLayout(Type type, int64_t threads) {
   MLIRContext *ctx = tile.getContext();
   if (tile.isShared()) {
     int64_t rowBytes = tile.getShape().back() * elementBytes(tile.getElementType());
-    return tile.withLayout(SwizzleAttr::get(ctx, swizzleForRow(rowBytes)));
+    return tile.withLayout(SwizzleAttr::get(ctx, smemSwizzleBytes(rowBytes)));
   }
   if (tile.getRank() != 2 || tile.getShape()[1] % 8 != 0 || tile.getShape()[1] > 256)
     return type;

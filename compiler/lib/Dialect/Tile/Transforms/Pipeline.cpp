@@ -40,9 +40,9 @@ std::string whyNotTma(CopyOp copy) {
   int64_t rowBytes = tile.getShape().back() * eb;
   if (rowBytes % 16 != 0)
     return "the tile's rows are " + std::to_string(rowBytes) + " bytes, not a multiple of 16";
-  if (rowBytes > 128 && tile.getRank() > 1)
+  if (rowBytes > 128 && rowBytes % 128 != 0)
     return "the tile's rows are " + std::to_string(rowBytes) +
-           " bytes, wider than the largest swizzle span (128 bytes)";
+           " bytes: wider than a swizzle span (128 bytes) but not a whole number of spans";
   return {};
 }
 
@@ -91,7 +91,14 @@ struct PipelinedLoop {
       for (Value o : copy.getOffsets())
         offsets.push_back(map.lookupOrDefault(o));
       Value dest = b.create<SlotOp>(loc, copy.getResult().getType(), ring, slot);
-      b.create<TmaLoadOp>(loc, copy.getSource(), offsets, dest, full, slot, Value());
+      // One TMA box per column block of the tile (see qla::smemColumnBlocks).
+      TileType tile = copy.getResult().getType();
+      int64_t blocks = smemColumnBlocks(tile.getShape().back() * elementBytes(tile.getElementType()));
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        auto load = b.create<TmaLoadOp>(loc, copy.getSource(), offsets, dest, full, slot, Value(), IntegerAttr());
+        if (blocks > 1)
+          load.setColumnBlockAttr(b.getI64IntegerAttr(blk));
+      }
     }
   }
 };

@@ -27,6 +27,15 @@ namespace qla {
 int64_t elementBytes(mlir::Type t);
 /// The kernel's threads per block (qla.block), or 0 when the function is not a kernel.
 int64_t kernelThreads(mlir::Operation *kernel);
+
+/// Shared-memory layout of a tile (rank >= 2; rings use their slot shape). Rows of 32 or 64 bytes are
+/// swizzled at their own width; rows that are a multiple of 128 bytes are stored as column blocks,
+/// each [rows][128 bytes] with the 128-byte swizzle: the layout of a TMA box and of a K-major wgmma
+/// operand. Other widths are not swizzled.
+int64_t smemSwizzleBytes(int64_t rowBytes);
+/// Row bytes of one column block (the swizzle span, or the whole row when not blocked).
+int64_t smemBlockRowBytes(int64_t rowBytes);
+int64_t smemColumnBlocks(int64_t rowBytes);
 } // namespace qla
 
 #endif

@@ -241,10 +241,12 @@ def Qla_TmaLoadOp : Qla_Op<"tma_load", [AttrSizedOperandSegments]> {
     Issued by one thread. The box is the destination tile's shape; the kernel gets one TMA descriptor
     per distinct (tensor, box, swizzle), passed by value as a `__grid_constant__` parameter. The
     mbarrier is `barriers[barrier_index]` of an `nvgpu.mbarrier.group`. `qla-convert-to-nvvm` binds
-    `descriptor` to the kernel parameter that carries the tensor map.
+    `descriptor` to the kernel parameter that carries the tensor map. A tile whose rows span several
+    128-byte column blocks is filled by one load per block; `column_block` says which.
   }];
   let arguments = (ins Qla_TensorType:$source, Variadic<Index>:$offsets, Qla_SmemTile:$dest,
-                       AnyType:$barriers, Index:$barrierIndex, Optional<AnyType>:$descriptor);
+                       AnyType:$barriers, Index:$barrierIndex, Optional<AnyType>:$descriptor,
+                       OptionalAttr<I64Attr>:$column_block);
   let assemblyFormat = [{
     $source `[` $offsets `]` `,` $dest `,` $barriers `[` $barrierIndex `]`
       (`descriptor` $descriptor^ `:` type($descriptor))? attr-dict `:`
