@@ -43,13 +43,20 @@ KernelSignature::KernelSignature(const Json& manifest)
     : kernel_(manifest.at("kernel").asString()), entry_(manifest.at("entry").asString()) {
   for (const Json& p : manifest.at("params").asArray()) {
     Param param;
-    if (p.at("kind").asString() == "tensor") {
+    const std::string& kind = p.at("kind").asString();
+    if (kind == "dim") {
+      param.kind = Param::Kind::Dim;
+      param.tensor = static_cast<std::size_t>(p.at("tensor").asInt());
+      param.dim = static_cast<std::size_t>(p.at("dim").asInt());
+    } else if (kind == "tensor") {
       param.name = p.at("name").asString();
       param.dtype = parseDType(p.at("dtype").asString());
       param.shape = ints(p.at("shape"));
       param.strides = ints(p.at("strides"));
       ++numTensors_;
     } else {
+      param.kind = Param::Kind::TensorMap;
+      ++numTensorMaps_;
       param.isTensorMap = true;
       param.tensor = static_cast<std::size_t>(p.at("tensor").asInt());
       for (std::int64_t b : ints(p.at("box")))
@@ -60,7 +67,7 @@ KernelSignature::KernelSignature(const Json& manifest)
   }
   auto grid = ints(manifest.at("grid")), block = ints(manifest.at("block"));
   for (int i = 0; i < 3; ++i) {
-    config_.grid[i] = static_cast<std::uint32_t>(grid.at(i));
+    config_.grid[i] = static_cast<std::uint32_t>(std::max<std::int64_t>(0, grid.at(i)));
     config_.block[i] = static_cast<std::uint32_t>(block.at(i));
   }
   config_.dynamicSmemBytes = static_cast<std::uint32_t>(manifest.at("smem_bytes").asInt());
@@ -112,16 +119,23 @@ void KernelSignature::validate(const std::vector<TensorArg>& tensors) const {
   }
 }
 
-void CompiledKernel::launch(const std::vector<TensorArg>& tensors, CUstream stream) {
+void CompiledKernel::launch(const std::vector<TensorArg>& tensors, CUstream stream,
+                            std::array<std::uint32_t, 3> grid) {
   signature_.validate(tensors);
   const auto& params_ = signature_.params();
   const std::string& name_ = signature_.kernel();
   std::vector<void*> args(params_.size());
   std::vector<CUdeviceptr> pointers(signature_.numTensors());
+  std::vector<std::int64_t> extents(params_.size());
   std::size_t mapIndex = 0;
   std::lock_guard lock(mapsMutex_);
   for (std::size_t i = 0; i < params_.size(); ++i) {
     const KernelSignature::Param& p = params_[i];
+    if (p.kind == KernelSignature::Param::Kind::Dim) {
+      extents[i] = tensors[p.tensor].shape[p.dim];
+      args[i] = &extents[i];
+      continue;
+    }
     if (!p.isTensorMap) {
       pointers[i] = tensors[i].data;
       args[i] = &pointers[i];
@@ -148,6 +162,12 @@ void CompiledKernel::launch(const std::vector<TensorArg>& tensors, CUstream stre
   }
   LaunchConfig config = signature_.launchConfig();
   config.stream = stream;
+  for (int d = 0; d < 3; ++d) {
+    if (grid[d])
+      config.grid[d] = grid[d];
+    if (!config.grid[d])
+      throw Error(fmt::format("{}: grid dimension {} is given at launch, and none was", name_, d));
+  }
   qla::launch(function_, config, args.data(), name_);
 }
 

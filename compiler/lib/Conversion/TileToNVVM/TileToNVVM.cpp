@@ -465,6 +465,59 @@ LogicalResult bindTensorMaps(func::FuncOp kernel, SmallVectorImpl<Attribute> &ab
   return failure(walk.wasInterrupted());
 }
 
+/// Copies and stores check their bounds against explicit operands: a dynamic extent becomes a
+/// qla.dim bound (the smaller of it and any given bound).
+template <typename OpT>
+void makeExtentsExplicit(OpT op, Value tensor) {
+  auto t = cast<qla::TensorType>(tensor.getType());
+  if (!ShapedType::isDynamicShape(t.getShape()))
+    return;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<Value> bounds;
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    Value extent = t.getShape()[d] == ShapedType::kDynamic
+                       ? Value(b.create<DimOp>(loc, b.getIndexType(), tensor, b.getI64IntegerAttr(d)))
+                       : Value(b.create<arith::ConstantIndexOp>(loc, t.getShape()[d]));
+    if (!op.getBounds().empty())
+      extent = b.create<arith::MinSIOp>(loc, extent, op.getBounds()[d]);
+    bounds.push_back(extent);
+  }
+  op.getBoundsMutable().assign(bounds);
+}
+
+/// Each (tensor, dimension) that qla.dim reads becomes an i64 kernel parameter.
+LogicalResult bindDims(func::FuncOp kernel, SmallVectorImpl<Attribute> &abiParams) {
+  kernel.walk([&](CopyOp op) { makeExtentsExplicit(op, op.getSource()); });
+  kernel.walk([&](StoreOp op) { makeExtentsExplicit(op, op.getDest()); });
+  Builder b(kernel.getContext());
+  std::map<std::pair<unsigned, int64_t>, unsigned> params;
+  SmallVector<DimOp> dims;
+  kernel.walk([&](DimOp op) { dims.push_back(op); });
+  for (DimOp op : dims) {
+    auto arg = dyn_cast<BlockArgument>(op.getTensor());
+    if (!arg || arg.getOwner() != &kernel.front())
+      return op.emitOpError() << "reads the extent of a value that is not a kernel argument";
+    auto key = std::make_pair(arg.getArgNumber(), op.getDim());
+    auto it = params.find(key);
+    if (it == params.end()) {
+      unsigned index = kernel.getNumArguments();
+      (void)kernel.insertArgument(index, b.getI64Type(), b.getDictionaryAttr({}), op.getLoc());
+      it = params.emplace(key, index).first;
+      abiParams.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("kind", b.getStringAttr("dim")),
+          b.getNamedAttr("tensor", b.getI64IntegerAttr(arg.getArgNumber())),
+          b.getNamedAttr("dim", b.getI64IntegerAttr(op.getDim())),
+      }));
+    }
+    OpBuilder ob(op);
+    op.replaceAllUsesWith(ob.create<arith::IndexCastOp>(op.getLoc(), ob.getIndexType(),
+                                                        kernel.getArgument(it->second)).getResult());
+    op.erase();
+  }
+  return success();
+}
+
 struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -483,7 +536,7 @@ struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
         return signalPassFailure();
       lowerRemainingLoops(kernel);
       SmallVector<Attribute> params;
-      if (failed(bindTensorMaps(kernel, params)))
+      if (failed(bindTensorMaps(kernel, params)) || failed(bindDims(kernel, params)))
         return signalPassFailure();
       needsSmem |= !kernel.getOps<SmemAllocOp>().empty() || kernel->hasAttr(QlaDialect::kSmemAttr);
       Builder b(ctx);

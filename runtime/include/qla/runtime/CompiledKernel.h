@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -33,21 +34,24 @@ public:
   explicit KernelSignature(const Json& manifest);
 
   struct Param {
+    enum class Kind { Tensor, TensorMap, Dim } kind = Kind::Tensor;
     bool isTensorMap = false;
     std::string name;
     DType dtype = DType::bf16;
     std::vector<std::int64_t> shape, strides;   // tensors; -1 for dynamic
-    std::size_t tensor = 0;                      // tensor maps
+    std::size_t tensor = 0;                      // tensor maps and dims
     std::vector<std::uint32_t> box;              // tensor maps, innermost first
     int swizzle = 0;
+    std::size_t dim = 0;                         // dims: which extent of `tensor` (an i64 parameter)
   };
 
   const std::string& kernel() const { return kernel_; }
   const std::string& entry() const { return entry_; }
   const std::vector<Param>& params() const { return params_; }
   std::size_t numTensors() const { return numTensors_; }
-  std::size_t numTensorMaps() const { return params_.size() - numTensors_; }
-  /// grid, block and dynamic shared memory; the stream is left null.
+  std::size_t numTensorMaps() const { return numTensorMaps_; }
+  /// grid, block and dynamic shared memory; the stream is left null. A grid extent of 0 is given at
+  /// launch.
   const LaunchConfig& launchConfig() const { return config_; }
 
   /// Throws qla::Error naming the kernel, the argument and the expectation when `tensors` do not
@@ -57,7 +61,7 @@ public:
 private:
   std::string kernel_, entry_;
   std::vector<Param> params_;
-  std::size_t numTensors_ = 0;
+  std::size_t numTensors_ = 0, numTensorMaps_ = 0;
   LaunchConfig config_;
 };
 
@@ -70,7 +74,9 @@ public:
 
   const std::string& name() const { return signature_.kernel(); }
   const KernelSignature& signature() const { return signature_; }
-  void launch(const std::vector<TensorArg>& tensors, CUstream stream = nullptr);
+  /// `grid` replaces the manifest's grid where nonzero; it must for extents given at launch.
+  void launch(const std::vector<TensorArg>& tensors, CUstream stream = nullptr,
+              std::array<std::uint32_t, 3> grid = {0, 0, 0});
 
 private:
   struct CachedMap {
