@@ -55,6 +55,10 @@ Json manifestOf(const std::string &kernel, const KernelAbi &abi, const std::stri
       j.set("dtype", p.dtype);
       j.set("shape", ints(p.shape));
       j.set("strides", ints(p.strides));
+    } else if (p.kind == KernelParam::Kind::Dim) {
+      j.set("kind", "dim");
+      j.set("tensor", p.tensor);
+      j.set("dim", p.dim);
     } else {
       j.set("kind", "tensormap");
       j.set("tensor", p.tensor);

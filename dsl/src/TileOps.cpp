@@ -31,6 +31,12 @@ Index Kernel::dim(const Tensor &t, int d, Loc loc) {
                                                       val(t.value), impl_->builder.getI64IntegerAttr(d))));
 }
 
+Scalar Kernel::scalar(Index i) {
+  auto &b = impl_->builder;
+  Value v = b.create<arith::IndexCastOp>(b.getUnknownLoc(), b.getI32Type(), val(materialize(i)));
+  return Scalar(this, ptr(v));
+}
+
 Index Kernel::loadIndex(const Tensor &t, std::vector<Index> indices, Loc loc) {
   if (t.dtype != DType::i32 && t.dtype != DType::i64)
     throw Error(fmt::format("{}: kernel '{}': loadIndex reads integer tensors; '{}' is {}", where(loc), name_, t.name,

@@ -113,6 +113,8 @@ private:
           setI(o, idx(o.getLhs()) % idx(o.getRhs()));
           return success();
         })
+        .Case([&](arith::AndIOp o) -> LogicalResult { setI(o, idx(o.getLhs()) & idx(o.getRhs())); return success(); })
+        .Case([&](arith::OrIOp o) -> LogicalResult { setI(o, idx(o.getLhs()) | idx(o.getRhs())); return success(); })
         .Case([&](arith::MinSIOp o) -> LogicalResult { setI(o, std::min(idx(o.getLhs()), idx(o.getRhs()))); return success(); })
         .Case([&](arith::MaxSIOp o) -> LogicalResult { setI(o, std::max(idx(o.getLhs()), idx(o.getRhs()))); return success(); })
         .Case([&](arith::IndexCastOp o) -> LogicalResult { setI(o, idx(o.getIn())); return success(); })

@@ -129,7 +129,12 @@ std::vector<KernelAbi> readKernelAbis(ModuleOp module) {
     for (Attribute pa : cast<ArrayAttr>(d.get("params"))) {
       auto p = cast<DictionaryAttr>(pa);
       KernelParam param;
-      if (cast<StringAttr>(p.get("kind")).getValue() == "tensor") {
+      StringRef kind = cast<StringAttr>(p.get("kind")).getValue();
+      if (kind == "dim") {
+        param.kind = KernelParam::Kind::Dim;
+        param.tensor = cast<IntegerAttr>(p.get("tensor")).getInt();
+        param.dim = cast<IntegerAttr>(p.get("dim")).getInt();
+      } else if (kind == "tensor") {
         param.kind = KernelParam::Kind::Tensor;
         param.name = cast<StringAttr>(p.get("name")).str();
         param.dtype = dtypeName(cast<TypeAttr>(p.get("dtype")).getValue());

@@ -3,7 +3,8 @@
 //   Vn = (Γ ∘ A₀ ∘ β_col)·Y   (lower-inclusive; Γ_ij = exp(G_i − G_j))
 //   O  = scale·[exp(G) ∘ (Qc·H) + ((Qc Kcᵀ) ∘ Γ, lower-inclusive)·Vn]
 //   H  ← exp(G_last)·H + Kcᵀ·(exp(G_last − G) ∘ Vn)
-// Rows past the sequence end load as zero, so they add nothing to H, and are not stored.
+// Rows past the sequence end load as zero and are masked out of Γ (there G is 0, and exp(0 − G_j)
+// can overflow: inf · 0 would poison H), so they add nothing to H; they are not stored.
 #include "gdn/forward/GdnForward.h"
 #include "gdn/forward/Normalize.h"
 
@@ -19,7 +20,7 @@ using dsl::Tiles;
 std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   c.validate();
   constexpr int64_t C = GdnForwardConfig::kChunk;
-  const int64_t K = c.K, V = c.V;
+  const int64_t K = c.K, V = c.V, BV = c.BV, slices = V / BV;
   auto k = std::make_unique<dsl::Kernel>("gdn_chunk_forward");
   auto cu = k->tensor("cu_seqlens", {-1}, DType::i64);
   auto q = k->tensor("q", {-1, c.H * K}, DType::bf16);
@@ -35,12 +36,13 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   if (c.finalState)
     ht = std::make_unique<dsl::Tensor>(k->tensor("final_state", {-1, V}, DType::f32));
   k->threads(128);
-  k->grid(c.HV, -1);
+  k->grid(c.HV * slices, -1);
 
-  Index hv = k->blockId(0), n = k->blockId(1), h = hv / (c.HV / c.H);
+  Index hv = k->blockId(0) / slices, vb = k->blockId(0) - hv * slices, n = k->blockId(1), h = hv / (c.HV / c.H);
+  Index vcol = hv * V + vb * BV; // first column of this block's slice of v and o
   Index bos = k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
   Index stateRow = (n * c.HV + hv) * K;
-  Tile state = c.initialState ? k->load(*h0, {stateRow, 0}, {K, V}) : k->fill({K, V}, DType::f32, 0.0);
+  Tile state = c.initialState ? k->load(*h0, {stateRow, vb * BV}, {K, BV}) : k->fill({K, BV}, DType::f32, 0.0);
   const double scale = c.resolvedScale();
   auto toBf16 = [&](const Tile &t) {
     return k->map({t}, DType::bf16, [](const Scalars &x) { return x[0].to(DType::bf16); });
@@ -52,43 +54,46 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     Index t0 = bos + chunk * C;
     Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
     Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
-    Tile vc = k->load(v, {t0, hv * V}, {C, V}, {eos, c.HV * V});
+    Tile vc = k->load(v, {t0, vcol}, {C, BV}, {eos, c.HV * V});
     Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
     Tile beta = k->load(betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
     Tile a0 = k->load(ainv, {t0, hv * C}, {C, C}, {eos, c.HV * C});
     Scalar gLast = k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv});
-    Tile gRowsV = k->broadcast(g, {C, V}, {0, 1});
+    Tile gRowsV = k->broadcast(g, {C, BV}, {0, 1});
     Tile gRows = k->broadcast(g, {C, C}, {0, 1}), gCols = k->broadcast(g, {C, C}, {1, 0});
     Tile betaCols = k->broadcast(beta, {C, C}, {1, 0});
     Tile rows = k->iota({C, C}, 0), cols = k->iota({C, C}, 1);
+    Tile rowsV = k->iota({C, BV}, 0);
+    Scalar valid = k->scalar(eos - t0); // rows of this chunk inside the sequence
 
     Tile hs = k->share(toBf16(H));
-    Tile x = k->gemm(kc, hs, zeros(C, V), {});
+    Tile x = k->gemm(kc, hs, zeros(C, BV), {});
     Tile y = k->map({vc, x, gRowsV}, DType::f32,
                     [](const Scalars &e) { return e[0].to(DType::f32) - exp(e[2]) * e[1]; });
-    Tile ag = k->map({a0, gRows, gCols, betaCols, rows, cols}, DType::bf16, [](const Scalars &e) {
-      return select(e[4] >= e[5], exp(e[1] - e[2]) * e[0] * e[3], 0.0).to(DType::bf16);
+    Tile ag = k->map({a0, gRows, gCols, betaCols, rows, cols}, DType::bf16, [&](const Scalars &e) {
+      return select(e[4] >= e[5] && e[4] < valid, exp(e[1] - e[2]) * e[0] * e[3], 0.0).to(DType::bf16);
     });
-    Tile vn = k->gemm(ag, k->share(toBf16(y)), zeros(C, V), {});
+    Tile vn = k->gemm(ag, k->share(toBf16(y)), zeros(C, BV), {});
 
-    Tile qh = k->gemm(qc, hs, zeros(C, V), {});
+    Tile qh = k->gemm(qc, hs, zeros(C, BV), {});
     Tile qk = k->gemm(qc, kc, zeros(C, C), {.b = true});
-    Tile p = k->map({qk, gRows, gCols, rows, cols}, DType::bf16, [](const Scalars &e) {
-      return select(e[3] >= e[4], e[0] * exp(e[1] - e[2]), 0.0).to(DType::bf16);
+    Tile p = k->map({qk, gRows, gCols, rows, cols}, DType::bf16, [&](const Scalars &e) {
+      return select(e[3] >= e[4] && e[3] < valid, e[0] * exp(e[1] - e[2]), 0.0).to(DType::bf16);
     });
-    Tile pv = k->gemm(p, k->share(toBf16(vn)), zeros(C, V), {});
+    Tile pv = k->gemm(p, k->share(toBf16(vn)), zeros(C, BV), {});
     Tile out = k->map({qh, pv, gRowsV}, DType::bf16, [&](const Scalars &e) {
       return (scale * (exp(e[2]) * e[0] + e[1])).to(DType::bf16);
     });
-    k->store(out, o, {t0, hv * V}, {eos, c.HV * V});
+    k->store(out, o, {t0, vcol}, {eos, c.HV * V});
 
-    Tile vd = k->map({vn, gRowsV}, DType::bf16,
-                     [&](const Scalars &e) { return (e[0] * exp(gLast - e[1])).to(DType::bf16); });
+    Tile vd = k->map({vn, gRowsV, rowsV}, DType::bf16, [&](const Scalars &e) {
+      return select(e[2] < valid, e[0] * exp(gLast - e[1]), 0.0).to(DType::bf16);
+    });
     Tile decayed = k->map({H}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
     return Tiles{k->gemm(kc, k->share(vd), decayed, {.a = true})};
   });
   if (c.finalState)
-    k->store(last[0], *ht, {stateRow, 0});
+    k->store(last[0], *ht, {stateRow, vb * BV});
   return k;
 }
 

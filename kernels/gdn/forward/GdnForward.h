@@ -1,7 +1,8 @@
 // The Gated DeltaNet chunked-prefill forward (GDN.md §2, "the faster algebra") as DSL programs:
 //   gdn_cumsum         chunk-local cumsum of g (optionally the gate computed in-kernel: g and β)
 //   gdn_chunk_inverse  A₀ = (I + StrictLower(diag(β) Kc Kcᵀ))⁻¹ per chunk, gate-free
-//   gdn_chunk_forward  the state recurrence and the output, one block per (value head, sequence),
+//   gdn_chunk_forward  the state recurrence and the output, one block per (value head, BV columns of
+//                      the state, sequence): grid (HV * V / BV, N),
 //                      with Vn = (Γ ∘ A₀ ∘ β) · (Vc − exp(G) ∘ Kc·H): no W or U in global memory.
 // Kernels see a packed batch: T tokens of N sequences delimited by cu_seqlens (a fixed-length batch
 // [B, T] is the packed batch with cu_seqlens = 0, T, 2T, ...). Layouts (row-major, contiguous):
@@ -15,6 +16,7 @@
 #include "qla/dsl/Kernel.h"
 
 #include <memory>
+#include <string>
 
 namespace qla::gdn {
 
@@ -26,6 +28,7 @@ struct GdnForwardConfig {
   bool initialState = false;
   bool finalState = false;
   bool stateVFirst = false;    // not supported yet: refused
+  int64_t BV = 64;             // state columns per block of gdn_chunk_forward (a divisor of V)
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.
@@ -36,6 +39,9 @@ struct GdnForwardConfig {
 struct GdnForwardKernels {
   std::unique_ptr<dsl::Kernel> cumsum, inverse, forward;
 };
+
+/// Parses "H=16,HV=32,K=128,V=128,gate_in_kernel=1,..." over the defaults (H, HV required).
+GdnForwardConfig parseGdnForwardConfig(const std::string &settings);
 
 std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c);

@@ -75,7 +75,7 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in) {
     ht = zeros({N * p.HV * p.K, p.V});
     args.push_back(&ht);
   }
-  kernels.forward->interpret(args, grid);
+  kernels.forward->interpret(args, {p.HV * (p.V / c.BV), N, 1});
 
   GdnOutputs out;
   out.o = Tensor({p.B, p.T, p.HV, p.V}, std::move(o.data));

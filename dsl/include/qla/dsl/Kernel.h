@@ -158,6 +158,8 @@ public:
   Tile load(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
             std::vector<Index> bounds = {}, Loc loc = Loc::current());
   Index min(Index a, Index b);
+  /// An index as an i32 scalar, for comparisons inside map bodies (e.g. with iota).
+  Scalar scalar(Index i);
   Tile fill(std::vector<int64_t> shape, DType dtype, double value, Loc loc = Loc::current());
   Tile gemm(const Tile &a, const Tile &b, const Tile &acc, Transpose t, Loc loc = Loc::current());
   /// Elementwise: f receives one Scalar per input element and returns the result element.

@@ -71,7 +71,7 @@ int64_t qla::kernelThreads(Operation *kernel) {
 // Attributes
 //===----------------------------------------------------------------------===//
 
-LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bytes) {
+LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bytes, bool) {
   if (bytes != 0 && bytes != 32 && bytes != 64 && bytes != 128)
     return emitError() << "swizzle must be 0, 32, 64 or 128 bytes, got " << bytes;
   return success();
@@ -206,8 +206,8 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError, Arr
   if (layout) {
     if (space == MemorySpace::smem && !isa<SwizzleAttr>(layout))
       return emitError() << "a shared-memory tile's layout must be #qla.swizzle, got " << layout;
-    if (space == MemorySpace::frag && !isa<WgmmaAccLayoutAttr>(layout))
-      return emitError() << "a fragment's layout must be #qla.wgmma_acc, got " << layout;
+    if (space == MemorySpace::frag && !isa<WgmmaAccLayoutAttr, qla::StridedLayoutAttr>(layout))
+      return emitError() << "a fragment's layout must be #qla.wgmma_acc or #qla.strided, got " << layout;
   }
   if (auto acc = dyn_cast_or_null<WgmmaAccLayoutAttr>(layout)) {
     if (shape.size() != 2 || shape[0] % (64 * acc.getWarpgroups()) != 0)
@@ -279,6 +279,12 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
   };
   if (name == kKernelAttr)
     return requireFunc();
+  if (name == kSmemOffsetAttr || name == kScratchOffsetAttr) {
+    auto v = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!v || v.getInt() < 0)
+      return op->emitError() << "'" << name << "' must be a non-negative byte offset";
+    return success();
+  }
   if (name == kAbiAttr) {
     if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a dictionary on the module";

@@ -1,4 +1,9 @@
-// qla-assign-layouts: swizzles for shared tiles, wgmma-accumulator distribution for fragments.
+// qla-assign-layouts: register-fragment distributions and shared-memory layouts.
+//  - A 2-D fragment with rows a multiple of 64 and 8..256 columns is spread like wgmma accumulators
+//    over the kernel's warpgroups; any other fragment round-robin over the threads (#qla.strided).
+//  - A shared tile is stored K-major for the gemms that read it: as is, or transposed
+//    (#qla.swizzle<…, transposed = true>); a tile that gemms need both ways is produced twice.
+//  - A gemm's register-fragment A is written to shared memory first (qla.share).
 #include "qla/Dialect/Tile/IR/QlaDialect.h"
 #include "qla/Dialect/Tile/Transforms/Passes.h"
 
@@ -14,22 +19,30 @@ using namespace qla;
 
 namespace {
 
-Type withLayout(Type type, int64_t threads) {
-  auto tile = dyn_cast<TileType>(type);
-  if (!tile || tile.getLayout())
-    return type;
+Attribute fragmentLayout(TileType tile, int64_t threads) {
   MLIRContext *ctx = tile.getContext();
-  if (tile.isShared()) {
-    int64_t rowBytes = tile.getShape().back() * elementBytes(tile.getElementType());
-    return tile.withLayout(SwizzleAttr::get(ctx, smemSwizzleBytes(rowBytes)));
-  }
-  if (tile.getRank() != 2 || tile.getShape()[1] % 8 != 0 || tile.getShape()[1] > 256)
-    return type;
-  int64_t rows = tile.getShape()[0];
-  for (int64_t wg = std::max<int64_t>(1, threads / 128); wg >= 1; --wg)
-    if (rows % (64 * wg) == 0)
-      return tile.withLayout(WgmmaAccLayoutAttr::get(ctx, wg));
-  return type;
+  if (tile.getRank() == 2 && tile.getShape()[1] % 8 == 0 && tile.getShape()[1] <= 256)
+    for (int64_t wg = std::max<int64_t>(1, threads / 128); wg >= 1; --wg)
+      if (tile.getShape()[0] % (64 * wg) == 0)
+        return WgmmaAccLayoutAttr::get(ctx, wg);
+  return qla::StridedLayoutAttr::get(ctx, threads);
+}
+
+SwizzleAttr sharedLayout(TileType tile, bool transposed) {
+  ArrayRef<int64_t> shape = tile.getShape();
+  int64_t stored = transposed ? shape[shape.size() - 2] : shape.back();
+  return SwizzleAttr::get(tile.getContext(), smemSwizzleBytes(stored * elementBytes(tile.getElementType())),
+                          transposed);
+}
+
+/// Whether `use` (a gemm operand) needs its tile stored transposed to be K-major.
+std::optional<bool> wantsTransposed(OpOperand &use) {
+  auto gemm = dyn_cast<GemmOp>(use.getOwner());
+  if (!gemm)
+    return std::nullopt;
+  if (use.getOperandNumber() == 0)
+    return gemm.getTransposeA();
+  return !gemm.getTransposeB();
 }
 
 struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
@@ -37,16 +50,75 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
     getOperation().walk([&](func::FuncOp kernel) {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
         return;
-      int64_t threads = kernelThreads(kernel);
-      kernel.walk([&](Operation *op) {
-        for (Value r : op->getResults())
-          r.setType(withLayout(r.getType(), threads));
-        for (Region &region : op->getRegions())
-          for (Block &block : region)
-            for (BlockArgument arg : block.getArguments())
-              arg.setType(withLayout(arg.getType(), threads));
-      });
+      shareRegisterOperands(kernel);
+      assignFragments(kernel, kernelThreads(kernel));
+      if (failed(assignShared(kernel)))
+        signalPassFailure();
     });
+  }
+
+  void shareRegisterOperands(func::FuncOp kernel) {
+    kernel.walk([&](GemmOp gemm) {
+      auto a = gemm.getA().getType();
+      if (!a.isFragment())
+        return;
+      OpBuilder b(gemm);
+      auto smem = TileType::get(a.getShape(), a.getElementType(), MemorySpace::smem);
+      gemm.getAMutable().assign(b.create<ShareOp>(gemm.getLoc(), smem, gemm.getA()));
+    });
+  }
+
+  void assignFragments(func::FuncOp kernel, int64_t threads) {
+    auto retype = [&](Value v) {
+      auto tile = dyn_cast<TileType>(v.getType());
+      if (tile && tile.isFragment() && !tile.getLayout())
+        v.setType(tile.withLayout(fragmentLayout(tile, threads)));
+    };
+    kernel.walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        retype(r);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            retype(arg);
+    });
+  }
+
+  LogicalResult assignShared(func::FuncOp kernel) {
+    SmallVector<Operation *> producers;
+    kernel.walk([&](Operation *op) {
+      if (isa<CopyOp, ShareOp, SmemAllocOp, SlotOp>(op) && cast<TileType>(op->getResult(0).getType()).isShared())
+        producers.push_back(op);
+    });
+    for (Operation *op : producers) {
+      Value v = op->getResult(0);
+      auto tile = cast<TileType>(v.getType());
+      if (tile.getLayout())
+        continue;
+      SmallVector<OpOperand *> natural, transposed;
+      for (OpOperand &use : v.getUses())
+        if (std::optional<bool> t = wantsTransposed(use))
+          (*t ? transposed : natural).push_back(&use);
+      bool fixed = isa<SmemAllocOp, SlotOp>(op); // filled by TMA boxes: stored as is
+      if (fixed && !transposed.empty())
+        return transposed.front()->getOwner()->emitOpError()
+               << "reads a TMA-pipelined tile in a transposed role (Aᵀ or a non-transposed B): "
+                  "load that tile without pipelining, or transpose the other operand";
+      if (natural.empty() && !transposed.empty()) {
+        v.setType(tile.withLayout(sharedLayout(tile, true)));
+        continue;
+      }
+      v.setType(tile.withLayout(sharedLayout(tile, false)));
+      if (transposed.empty())
+        continue;
+      OpBuilder b(op);
+      b.setInsertionPointAfter(op);
+      Operation *twin = b.clone(*op);
+      twin->getResult(0).setType(tile.withLayout(sharedLayout(tile, true)));
+      for (OpOperand *use : transposed)
+        use->set(twin->getResult(0));
+    }
+    return success();
   }
 };
 

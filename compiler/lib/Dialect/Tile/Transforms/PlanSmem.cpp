@@ -14,6 +14,16 @@ using namespace qla;
 
 namespace {
 
+/// Shared memory an op exchanges its fragment through (broadcast, reduce, cumsum, tri_inverse).
+int64_t exchangeScratchBytes(Operation *op) {
+  auto bytes = [](Value v) { return cast<TileType>(v.getType()).getNumElements() * 4; };
+  if (isa<BroadcastOp, ReduceOp, CumsumOp>(op))
+    return bytes(op->getOperand(0));
+  if (isa<TriInverseOp>(op))
+    return 2 * bytes(op->getOperand(0));
+  return 0;
+}
+
 struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
   using QlaPlanSmemBase::QlaPlanSmemBase;
 
@@ -23,26 +33,43 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
         return;
       // Every buffer lives for the whole kernel; liveness-based reuse comes with kernels that need it.
       int64_t offset = 0;
-      SmallVector<SmemAllocOp> allocs;
-      kernel.walk([&](SmemAllocOp alloc) { allocs.push_back(alloc); });
-      for (SmemAllocOp alloc : allocs) {
-        TileType t = alloc.getResult().getType();
+      // Rings (qla.smem_alloc) and the tiles of qla.share and of copies that TMA does not perform.
+      SmallVector<Operation *> buffers;
+      int64_t scratch = 0;
+      kernel.walk([&](Operation *op) {
+        if (isa<SmemAllocOp, ShareOp>(op) || (isa<CopyOp>(op) && cast<CopyOp>(op).getResult().getType().isShared()))
+          buffers.push_back(op);
+        scratch = std::max(scratch, exchangeScratchBytes(op));
+      });
+      for (Operation *op : buffers) {
+        auto t = cast<TileType>(op->getResult(0).getType());
         auto swz = dyn_cast_or_null<SwizzleAttr>(t.getLayout());
         int64_t align = (swz && swz.getBytes() > 0) ? 1024 : 128;
         offset = llvm::alignTo(offset, align);
-        alloc.setOffsetAttr(IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));
+        auto attr = IntegerAttr::get(IntegerType::get(&getContext(), 64), offset);
+        if (auto alloc = dyn_cast<SmemAllocOp>(op))
+          alloc.setOffsetAttr(attr);
+        else
+          op->setAttr(kSmemOffsetAttr, attr);
         offset += t.getSizeInBytes();
       }
+      if (scratch > 0) {
+        offset = llvm::alignTo(offset, 128);
+        kernel->setAttr(kScratchOffsetAttr, IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));
+        offset += scratch;
+      }
       // The kernel aligns the dynamic shared-memory base to 1024 bytes at run time; reserve the slack.
-      if (!allocs.empty())
+      if (!buffers.empty() || scratch)
         offset += 1024;
       if (offset > budgetBytes) {
         InFlightDiagnostic diag = kernel.emitError()
                                   << "shared memory needed (" << offset << " bytes) exceeds the budget of "
                                   << static_cast<int64_t>(budgetBytes) << " bytes; buffers:";
-        for (SmemAllocOp alloc : allocs)
-          diag << " " << alloc.getResult().getType() << " (" << alloc.getResult().getType().getSizeInBytes()
-               << " B)";
+        for (Operation *op : buffers)
+          diag << " " << op->getResult(0).getType() << " ("
+               << cast<TileType>(op->getResult(0).getType()).getSizeInBytes() << " B)";
+        if (scratch)
+          diag << " and " << scratch << " B of scratch for layout exchanges";
         return signalPassFailure();
       }
       kernel->setAttr(QlaDialect::kSmemAttr, IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));

@@ -18,9 +18,21 @@ class Qla_Attr<string name, string attrMnemonic> : AttrDef<Qla_Dialect, name> {
 
 def Qla_SwizzleAttr : Qla_Attr<"Swizzle", "swizzle"> {
   let summary = "shared-memory swizzle, in bytes (0, 32, 64 or 128), shared by the TMA box and the wgmma descriptor";
-  let parameters = (ins "int64_t":$bytes);
-  let assemblyFormat = "`<` $bytes `>`";
+  let description = [{
+    With `transposed`, a [R][C] tile is stored as its transpose [C][R] (so that it is K-major for the
+    gemm that reads it); the swizzle then applies to the stored rows of R elements.
+  }];
+  let parameters = (ins "int64_t":$bytes, DefaultValuedParameter<"bool", "false">:$transposed);
+  let assemblyFormat = "`<` $bytes (`,` `transposed` `=` $transposed^)? `>`";
   let genVerifyDecl = 1;
+  let builders = [AttrBuilder<(ins "int64_t":$bytes), [{ return $_get($_ctxt, bytes, false); }]>];
+}
+
+def Qla_StridedLayoutAttr : Qla_Attr<"StridedLayout", "strided"> {
+  let summary = "a fragment spread round-robin over the block's threads: element i (row-major) lives in "
+                "thread i % threads";
+  let parameters = (ins "int64_t":$threads);
+  let assemblyFormat = "`<` `threads` `=` $threads `>`";
 }
 
 def Qla_WgmmaAccLayoutAttr : Qla_Attr<"WgmmaAccLayout", "wgmma_acc"> {

@@ -23,6 +23,11 @@
 #include "qla/Dialect/Tile/IR/QlaOps.h.inc"
 
 namespace qla {
+/// Set by qla-plan-smem: a qla.share or shared qla.copy tile's byte offset in dynamic shared memory,
+/// and the kernel's scratch region for fragments exchanged between threads.
+constexpr llvm::StringLiteral kSmemOffsetAttr = "qla.smem_offset";
+constexpr llvm::StringLiteral kScratchOffsetAttr = "qla.scratch_offset";
+
 /// Bytes of one element of a tile or tensor element type.
 int64_t elementBytes(mlir::Type t);
 /// The kernel's threads per block (qla.block), or 0 when the function is not a kernel.

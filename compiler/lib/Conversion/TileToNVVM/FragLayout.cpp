@@ -1,0 +1,122 @@
+#include "Lowering.h"
+
+namespace qla::lowering {
+
+std::optional<AccLayout> accLayout(TileType t) {
+  auto l = dyn_cast_or_null<WgmmaAccLayoutAttr>(t.getLayout());
+  if (!l)
+    return std::nullopt;
+  return AccLayout{t.getShape()[0], t.getShape()[1], l.getWarpgroups()};
+}
+
+std::optional<FragLayout> fragLayout(TileType t) {
+  if (!t.isFragment() || !t.getLayout())
+    return std::nullopt;
+  FragLayout l{t, accLayout(t)};
+  if (auto s = dyn_cast<qla::StridedLayoutAttr>(t.getLayout()))
+    l.threads = s.getThreads();
+  return l;
+}
+
+int64_t FragLayout::perThread() const {
+  if (acc)
+    return acc->perThread();
+  return (type.getNumElements() + threads - 1) / threads;
+}
+
+SmallVector<Value> FragLayout::coords(OpBuilder &b, Location loc, Value tid, int64_t e) const {
+  if (acc) {
+    // wgmma accumulator: thread (warpgroup wg, warp w, lane l) holds, per 64-row block mb and 8-column
+    // block nb, rows 16w + l/4 (+8) and columns 8nb + 2(l%4) (+1).
+    int64_t mb = e / acc->perBlock(), j = e % acc->perBlock(), nb = j / 4, q = j % 4;
+    Value wg = b.create<arith::DivUIOp>(loc, tid, i32Const(b, loc, 128));
+    Value inWg = b.create<arith::RemUIOp>(loc, tid, i32Const(b, loc, 128));
+    Value warp = b.create<arith::DivUIOp>(loc, inWg, i32Const(b, loc, 32));
+    Value lane = b.create<arith::RemUIOp>(loc, inWg, i32Const(b, loc, 32));
+    Value row = b.create<arith::AddIOp>(
+        loc, b.create<arith::MulIOp>(loc, wg, i32Const(b, loc, acc->rowsPerWarpgroup())),
+        b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, warp, i32Const(b, loc, 16)),
+                                b.create<arith::DivUIOp>(loc, lane, i32Const(b, loc, 4))));
+    row = b.create<arith::AddIOp>(loc, row, i32Const(b, loc, mb * 64 + 8 * (q / 2)));
+    Value col = b.create<arith::AddIOp>(
+        loc, b.create<arith::MulIOp>(loc, b.create<arith::RemUIOp>(loc, lane, i32Const(b, loc, 4)), i32Const(b, loc, 2)),
+        i32Const(b, loc, nb * 8 + q % 2));
+    return {row, col};
+  }
+  Value linear = b.create<arith::AddIOp>(loc, i32Const(b, loc, e * threads), tid);
+  SmallVector<Value> out(type.getRank());
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    Value extent = i32Const(b, loc, type.getShape()[d]);
+    out[d] = d == 0 ? linear : b.create<arith::RemUIOp>(loc, linear, extent).getResult();
+    if (d > 0)
+      linear = b.create<arith::DivUIOp>(loc, linear, extent);
+  }
+  return out;
+}
+
+Value FragLayout::exists(OpBuilder &b, Location loc, Value tid, int64_t e) const {
+  if (acc || (e + 1) * threads <= type.getNumElements())
+    return {};
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
+                                 b.create<arith::AddIOp>(loc, i32Const(b, loc, e * threads), tid),
+                                 i32Const(b, loc, type.getNumElements()));
+}
+
+Value smemAddress(OpBuilder &b, Location loc, int64_t offset) {
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value base = b.create<LLVM::AddressOfOp>(loc, ptr3, kSmemSymbol);
+  // Dynamic shared memory follows the static (mbarriers) and is not 1024-byte aligned by itself;
+  // swizzled TMA/wgmma tiles need that, and qla-plan-smem reserved the slack.
+  Value addr = b.create<LLVM::PtrToIntOp>(loc, b.getI64Type(), base);
+  Value pad = b.create<arith::AndIOp>(loc, b.create<arith::SubIOp>(loc, i64Const(b, loc, 0), addr),
+                                      i64Const(b, loc, kSmemAlignment - 1));
+  return gepBytes(b, loc, base, b.create<arith::AddIOp>(loc, pad, i64Const(b, loc, offset)));
+}
+
+void fenceSharedForAsync(OpBuilder &b, Location loc) {
+  b.create<NVVM::FenceProxyOp>(loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+}
+
+Value sharedOffset(OpBuilder &b, Location loc, TileType tile, Value row, Value col) {
+  auto layout = dyn_cast_or_null<SwizzleAttr>(tile.getLayout());
+  bool transposed = layout && layout.getTransposed();
+  int64_t eb = elementBytes(tile.getElementType());
+  int64_t rows = tile.getShape()[0], cols = tile.getShape()[1];
+  int64_t physRows = transposed ? cols : rows, physCols = transposed ? rows : cols;
+  Value pr = transposed ? col : row, pc = transposed ? row : col;
+  int64_t blockRow = smemBlockRowBytes(physCols * eb);
+  Value byteInRow = b.create<arith::MulIOp>(loc, pc, i32Const(b, loc, eb));
+  Value blk = b.create<arith::DivUIOp>(loc, byteInRow, i32Const(b, loc, blockRow));
+  Value within = b.create<arith::RemUIOp>(loc, byteInRow, i32Const(b, loc, blockRow));
+  Value off = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, blk, i32Const(b, loc, physRows * blockRow)),
+      b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, pr, i32Const(b, loc, blockRow)), within));
+  if (layout && layout.getBytes() == 128) {
+    // Swizzle<3,4,3>: the 16-byte chunk (bits 4-6) is XORed with the row within 8 (bits 7-9).
+    Value rowBits = b.create<arith::AndIOp>(loc, b.create<arith::ShRUIOp>(loc, off, i32Const(b, loc, 7)),
+                                            i32Const(b, loc, 7));
+    off = b.create<arith::XOrIOp>(loc, off, b.create<arith::ShLIOp>(loc, rowBits, i32Const(b, loc, 4)));
+  }
+  return b.create<arith::ExtUIOp>(loc, b.getI64Type(), off);
+}
+
+Value guarded(OpBuilder &b, Location loc, Value cond, Type type, function_ref<Value(OpBuilder &, Location)> then) {
+  if (!cond) {
+    Value v = then(b, loc);
+    return type ? v : Value();
+  }
+  if (!type) {
+    b.create<scf::IfOp>(loc, cond, [&](OpBuilder &t, Location l) {
+      then(t, l);
+      t.create<scf::YieldOp>(l);
+    });
+    return {};
+  }
+  auto ifOp = b.create<scf::IfOp>(
+      loc, cond, [&](OpBuilder &t, Location l) { t.create<scf::YieldOp>(l, then(t, l)); },
+      [&](OpBuilder &e, Location l) { e.create<scf::YieldOp>(l, zeroOf(e, l, type)); });
+  return ifOp.getResult(0);
+}
+
+} // namespace qla::lowering

@@ -1,0 +1,202 @@
+// Register fragments: fill, iota, map, loads from and stores to global memory, scalar loads.
+// Every op handles the thread's elements one by one, with their tile coordinates from FragLayout.
+#include "Lowering.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace qla::lowering {
+
+namespace {
+
+Value emptyVector(OpBuilder &b, Location loc, Type vt) { return b.create<LLVM::UndefOp>(loc, vt); }
+
+Value element(OpBuilder &b, Location loc, Value vec, int64_t e) {
+  return b.create<LLVM::ExtractElementOp>(loc, vec, i64Const(b, loc, e));
+}
+Value insert(OpBuilder &b, Location loc, Value vec, Value v, int64_t e) {
+  return b.create<LLVM::InsertElementOp>(loc, vec, v, i64Const(b, loc, e));
+}
+
+/// Global address of tensor element `offsets + coords` and whether it is inside the bounds.
+std::pair<Value, Value> globalElement(OpBuilder &b, Location loc, Value base, qla::TensorType t, ValueRange offsets,
+                                      ValueRange bounds, ArrayRef<Value> coords) {
+  SmallVector<int64_t> strides = t.getEffectiveStrides();
+  Value linear = i64Const(b, loc, 0);
+  Value inside = b.create<arith::ConstantIntOp>(loc, b.getI1Type(), 1);
+  for (size_t d = 0; d < coords.size(); ++d) {
+    Value pos = b.create<arith::AddIOp>(loc, toI32(b, loc, offsets[d]), coords[d]);
+    int64_t extent = t.getShape()[d];
+    Value limit = !bounds.empty() ? toI32(b, loc, bounds[d])
+                  : extent == ShapedType::kDynamic ? Value() : i32Const(b, loc, extent);
+    if (limit)
+      inside = b.create<arith::AndIOp>(loc, inside,
+                                       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, pos, limit));
+    linear = b.create<arith::AddIOp>(
+        loc, linear, b.create<arith::MulIOp>(loc, b.create<arith::ExtSIOp>(loc, b.getI64Type(), pos),
+                                             i64Const(b, loc, strides[d])));
+  }
+  Value ptr = b.create<LLVM::GEPOp>(loc, base.getType(), t.getElementType(), base, ValueRange{linear});
+  return {ptr, inside};
+}
+
+LogicalResult requireStaticStrides(Operation *op, qla::TensorType t) {
+  if (ShapedType::isDynamicShape(t.getEffectiveStrides()))
+    return op->emitOpError() << "needs a tensor with static strides (row-major with static inner dimensions)";
+  return success();
+}
+
+struct BlockIdLowering : OpConversionPattern<BlockIdOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(BlockIdOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Type i32 = rw.getI32Type();
+    Value id;
+    switch (op.getDim()) {
+    case 0: id = rw.create<NVVM::BlockIdXOp>(loc, i32); break;
+    case 1: id = rw.create<NVVM::BlockIdYOp>(loc, i32); break;
+    default: id = rw.create<NVVM::BlockIdZOp>(loc, i32); break;
+    }
+    rw.replaceOpWithNewOp<arith::IndexCastUIOp>(op, rw.getIndexType(), id);
+    return success();
+  }
+};
+
+struct FillLowering : OpConversionPattern<FillOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(FillOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    auto vt = dyn_cast_or_null<VectorType>(getTypeConverter()->convertType(op.getResult().getType()));
+    if (!vt)
+      return rw.notifyMatchFailure(op, "fragment has no layout");
+    rw.replaceOpWithNewOp<arith::ConstantOp>(op, vt, SplatElementsAttr::get(vt, op.getValue()));
+    return success();
+  }
+};
+
+struct IotaLowering : OpConversionPattern<IotaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(IotaOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    auto layout = fragLayout(op.getType());
+    Type vt = getTypeConverter()->convertType(op.getType());
+    if (!layout || !vt)
+      return rw.notifyMatchFailure(op, "fragment has no layout");
+    Location loc = op.getLoc();
+    Value tid = threadIdx(rw, loc), vec = emptyVector(rw, loc, vt);
+    for (int64_t e = 0; e < layout->perThread(); ++e)
+      vec = insert(rw, loc, vec, layout->coords(rw, loc, tid, e)[op.getDim()], e);
+    rw.replaceOp(op, vec);
+    return success();
+  }
+};
+
+/// The body's scalar ops, once per element of the thread (values captured from outside are uniform).
+struct MapLowering : OpConversionPattern<MapOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(MapOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    auto layout = fragLayout(op.getType());
+    Type vt = getTypeConverter()->convertType(op.getType());
+    if (!layout || !vt)
+      return rw.notifyMatchFailure(op, "fragment has no layout");
+    Location loc = op.getLoc();
+    Block &body = op.getBody().front();
+    Value vec = emptyVector(rw, loc, vt);
+    for (int64_t e = 0; e < layout->perThread(); ++e) {
+      IRMapping map;
+      for (auto [arg, in] : llvm::zip(body.getArguments(), a.getInputs()))
+        map.map(arg, element(rw, loc, in, e));
+      for (Operation &inner : body.without_terminator())
+        rw.clone(inner, map);
+      vec = insert(rw, loc, vec, map.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]), e);
+    }
+    rw.replaceOp(op, vec);
+    return success();
+  }
+};
+
+/// A box of a global tensor into registers, element by element, zero outside the bounds.
+struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(CopyOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    auto layout = fragLayout(op.getType());
+    if (!op.getType().isFragment())
+      return failure();
+    Type vt = getTypeConverter()->convertType(op.getType());
+    if (!layout || !vt)
+      return rw.notifyMatchFailure(op, "fragment has no layout");
+    if (failed(requireStaticStrides(op, op.getSource().getType())))
+      return failure();
+    Location loc = op.getLoc();
+    Type elt = op.getType().getElementType();
+    Value tid = threadIdx(rw, loc), vec = emptyVector(rw, loc, vt);
+    for (int64_t e = 0; e < layout->perThread(); ++e) {
+      auto [ptr, inside] = globalElement(rw, loc, a.getSource(), op.getSource().getType(), a.getOffsets(),
+                                         a.getBounds(), layout->coords(rw, loc, tid, e));
+      if (Value exists = layout->exists(rw, loc, tid, e))
+        inside = rw.create<arith::AndIOp>(loc, inside, exists);
+      Value v = guarded(rw, loc, inside, elt, [&, ptr = ptr](OpBuilder &b, Location l) -> Value {
+        return b.create<LLVM::LoadOp>(l, elt, ptr);
+      });
+      vec = insert(rw, loc, vec, v, e);
+    }
+    rw.replaceOp(op, vec);
+    return success();
+  }
+};
+
+/// A fragment into a global tensor, element by element, skipping what is outside the bounds.
+struct StoreLowering : OpConversionPattern<StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(StoreOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    auto layout = fragLayout(cast<TileType>(op.getValue().getType()));
+    if (!layout)
+      return op.emitOpError() << "stores register fragments with a layout only";
+    if (failed(requireStaticStrides(op, op.getDest().getType())))
+      return failure();
+    Location loc = op.getLoc();
+    Value tid = threadIdx(rw, loc);
+    for (int64_t e = 0; e < layout->perThread(); ++e) {
+      auto [ptr, inside] = globalElement(rw, loc, a.getDest(), op.getDest().getType(), a.getOffsets(), a.getBounds(),
+                                         layout->coords(rw, loc, tid, e));
+      if (Value exists = layout->exists(rw, loc, tid, e))
+        inside = rw.create<arith::AndIOp>(loc, inside, exists);
+      Value v = element(rw, loc, a.getValue(), e);
+      guarded(rw, loc, inside, Type(), [&, ptr = ptr](OpBuilder &b, Location l) -> Value {
+        b.create<LLVM::StoreOp>(l, v, ptr);
+        return {};
+      });
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+/// One element of a global tensor, read by every thread; integers become indices.
+struct ScalarLoadLowering : OpConversionPattern<LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(LoadOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    auto t = op.getSource().getType();
+    if (failed(requireStaticStrides(op, t)))
+      return failure();
+    Location loc = op.getLoc();
+    SmallVector<int64_t> strides = t.getEffectiveStrides();
+    Value linear = i64Const(rw, loc, 0);
+    for (auto [i, idx] : llvm::enumerate(a.getIndices()))
+      linear = rw.create<arith::AddIOp>(loc, linear,
+                                        rw.create<arith::MulIOp>(loc, toI64(rw, loc, idx), i64Const(rw, loc, strides[i])));
+    Value ptr = rw.create<LLVM::GEPOp>(loc, a.getSource().getType(), t.getElementType(), a.getSource(),
+                                       ValueRange{linear});
+    Value v = rw.create<LLVM::LoadOp>(loc, t.getElementType(), ptr);
+    if (op.getType().isIndex())
+      v = rw.create<arith::IndexCastOp>(loc, rw.getIndexType(), v);
+    rw.replaceOp(op, v);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateFragmentPatterns(const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<BlockIdLowering, FillLowering, IotaLowering, MapLowering, CopyToFragmentLowering, StoreLowering,
+               ScalarLoadLowering>(converter, patterns.getContext());
+}
+
+} // namespace qla::lowering

@@ -1,0 +1,118 @@
+// qla.gemm to wgmma: both operands K-major in shared memory (qla-assign-layouts stores them so),
+// descriptors per 64-row block of A and per 16-wide step of K, one commit group per gemm.
+#include "Lowering.h"
+
+namespace qla::lowering {
+
+namespace {
+
+/// A wgmma shared-memory descriptor for a K-major tile starting at `addr` (a pointer into shared memory).
+Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr, int64_t rowBytes) {
+  int64_t mode = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : rowBytes == 32 ? 3 : 0;
+  int64_t sbo = 8 * rowBytes;         // 8-row core-matrix groups
+  int64_t lbo = 16;                   // unused for swizzled K-major tiles
+  Value a = b.create<LLVM::PtrToIntOp>(loc, b.getI64Type(), addr);
+  Value start = b.create<arith::ShRUIOp>(loc, b.create<arith::AndIOp>(loc, a, i64Const(b, loc, 0x3FFFF)),
+                                         i64Const(b, loc, 4));
+  uint64_t fixed = (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) | (uint64_t(mode) << 62);
+  return b.create<arith::OrIOp>(loc, start, i64Const(b, loc, static_cast<int64_t>(fixed)));
+}
+
+struct GemmLowering : OpConversionPattern<GemmOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(GemmOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    TileType at = op.getA().getType(), bt = op.getB().getType(), acct = op.getAcc().getType();
+    auto acc = accLayout(acct);
+    if (!acc)
+      return rw.notifyMatchFailure(op, "accumulator has no wgmma_acc layout");
+    if (at.isFragment())
+      return rw.notifyMatchFailure(op, "register A is shared by qla-assign-layouts first");
+    int64_t eb = elementBytes(at.getElementType());
+    auto swA = dyn_cast_or_null<SwizzleAttr>(at.getLayout()), swB = dyn_cast_or_null<SwizzleAttr>(bt.getLayout());
+    if (!swA || !swB || swA.getTransposed() != op.getTransposeA() || swB.getTransposed() == op.getTransposeB())
+      return op.emitOpError() << "needs A and B stored K-major (qla-assign-layouts chooses their layouts)";
+    // Stored (physical) shapes: rows are M or N, each row K elements.
+    auto stored = [](TileType t, bool transposed) {
+      return std::make_pair(t.getShape()[transposed ? 1 : 0], t.getShape()[transposed ? 0 : 1]);
+    };
+    auto [rowsA, kA] = stored(at, swA.getTransposed());
+    auto [rowsB, kB] = stored(bt, swB.getTransposed());
+    int64_t rowBytesA = kA * eb, rowBytesB = kB * eb;
+    if (swA.getBytes() == 0 || swA.getBytes() != smemSwizzleBytes(rowBytesA) || swB.getBytes() == 0 ||
+        swB.getBytes() != smemSwizzleBytes(rowBytesB))
+      return op.emitOpError() << "needs A and B tiles with 32-, 64- or 128-byte swizzled rows (K x "
+                              << eb << " bytes = 32, 64 or a multiple of 128)";
+    int64_t blockA = smemBlockRowBytes(rowBytesA), blockB = smemBlockRowBytes(rowBytesB);
+    // Byte offset of (row, k) in a column-blocked K-major tile, for k a multiple of 16.
+    auto kOffset = [](int64_t rows, int64_t blockRow, int64_t row, int64_t kBytes) {
+      return (kBytes / blockRow) * rows * blockRow + row * blockRow + kBytes % blockRow;
+    };
+    int64_t n = acc->cols;
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    Type f32 = rw.getF32Type();
+    auto structType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(acc->perBlock(), f32));
+
+    // Rows of A owned by this thread's warpgroup.
+    Value wg = rw.create<arith::DivUIOp>(loc, threadIdx(rw, loc), i32Const(rw, loc, 128));
+    Value wgRowBytes = rw.create<arith::ExtUIOp>(
+        loc, rw.getI64Type(),
+        rw.create<arith::MulIOp>(loc, wg, i32Const(rw, loc, acc->rowsPerWarpgroup() * blockA)));
+    Value aBase = gepBytes(rw, loc, a.getA(), wgRowBytes);
+
+    // Per-thread vector -> one wgmma struct per 64-row block.
+    SmallVector<Value> blocks;
+    for (int64_t mb = 0; mb < acc->mBlocks(); ++mb) {
+      Value s = rw.create<LLVM::UndefOp>(loc, structType);
+      for (int64_t j = 0; j < acc->perBlock(); ++j) {
+        Value e = rw.create<LLVM::ExtractElementOp>(loc, a.getAcc(), i64Const(rw, loc, mb * acc->perBlock() + j));
+        s = rw.create<LLVM::InsertValueOp>(loc, s, e, j);
+      }
+      blocks.push_back(s);
+    }
+
+    auto type = at.getElementType().isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    auto shape = NVVM::MMAShapeAttr::get(ctx, 64, n, 16);
+    rw.create<NVVM::WgmmaFenceAlignedOp>(loc);
+    int64_t kSteps = kA / 16;
+    for (int64_t kk = 0; kk < kSteps; ++kk) {
+      int64_t kBytes = kk * 16 * eb;
+      Value descB = wgmmaDescriptor(
+          rw, loc, gepBytes(rw, loc, a.getB(), i64Const(rw, loc, kOffset(rowsB, blockB, 0, kBytes))), blockB);
+      for (int64_t mb = 0; mb < acc->mBlocks(); ++mb) {
+        Value aAddr = gepBytes(rw, loc, aBase, i64Const(rw, loc, kOffset(rowsA, blockA, mb * 64, kBytes)));
+        Value descA = wgmmaDescriptor(rw, loc, aAddr, blockA);
+        blocks[mb] = rw.create<NVVM::WgmmaMmaAsyncOp>(
+            loc, structType, blocks[mb], descA, descB, shape, NVVM::WGMMATypesAttr::get(ctx, type),
+            NVVM::WGMMATypesAttr::get(ctx, type), NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+            NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+            NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+            NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row), NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+            NVVM::MMAIntOverflowAttr());
+      }
+    }
+    rw.create<NVVM::WgmmaGroupSyncAlignedOp>(loc);
+    if (!op.getAsync())
+      rw.create<NVVM::WgmmaWaitGroupSyncOp>(loc, 0);
+
+    auto vt = VectorType::get({acc->perThread()}, f32);
+    Value result = rw.create<LLVM::UndefOp>(loc, vt);
+    for (int64_t mb = 0; mb < acc->mBlocks(); ++mb)
+      for (int64_t j = 0; j < acc->perBlock(); ++j) {
+        Value e = rw.create<LLVM::ExtractValueOp>(loc, blocks[mb], j);
+        result = rw.create<LLVM::InsertElementOp>(loc, result, e, i64Const(rw, loc, mb * acc->perBlock() + j));
+      }
+    rw.replaceOp(op, result);
+    return success();
+  }
+};
+
+
+} // namespace
+
+void populateGemmPatterns(const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<GemmLowering>(converter, patterns.getContext());
+}
+
+} // namespace qla::lowering

@@ -1,0 +1,83 @@
+// Internal to qla-convert-to-nvvm: how fragments are spread over threads, small IR helpers, and the
+// pattern sets of the lowering (one file each).
+#ifndef QLA_LIB_CONVERSION_TILETONVVM_LOWERING_H
+#define QLA_LIB_CONVERSION_TILETONVVM_LOWERING_H
+
+#include "qla/Dialect/Tile/IR/QlaDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace qla::lowering {
+
+using namespace mlir;
+
+constexpr llvm::StringLiteral kSmemSymbol = "__qla_smem";
+constexpr int64_t kSmemAlignment = 1024;
+
+/// How a wgmma_acc fragment is spread over a warpgroup's threads.
+struct AccLayout {
+  int64_t rows, cols, warpgroups;
+  int64_t rowsPerWarpgroup() const { return rows / warpgroups; }
+  int64_t mBlocks() const { return rowsPerWarpgroup() / 64; }
+  int64_t perBlock() const { return cols / 2; }
+  int64_t perThread() const { return mBlocks() * perBlock(); }
+};
+std::optional<AccLayout> accLayout(TileType t);
+
+/// Any fragment's distribution: which elements a thread holds, and where they are in the tile.
+struct FragLayout {
+  TileType type;
+  std::optional<AccLayout> acc; // else round-robin (#qla.strided) over `threads`
+  int64_t threads = 128;
+
+  int64_t perThread() const;
+  /// Tile coordinates (i32) of this thread's element e.
+  SmallVector<Value> coords(OpBuilder &b, Location loc, Value tid, int64_t e) const;
+  /// Whether this thread has an element e (null when every thread has it).
+  Value exists(OpBuilder &b, Location loc, Value tid, int64_t e) const;
+};
+std::optional<FragLayout> fragLayout(TileType t);
+
+inline Value i32Const(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIntOp>(loc, b.getI32Type(), v);
+}
+inline Value i64Const(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIntOp>(loc, b.getI64Type(), v);
+}
+inline Value toI64(OpBuilder &b, Location loc, Value index) {
+  return b.create<arith::IndexCastOp>(loc, b.getI64Type(), index);
+}
+inline Value toI32(OpBuilder &b, Location loc, Value index) {
+  return b.create<arith::IndexCastOp>(loc, b.getI32Type(), index);
+}
+inline Value gepBytes(OpBuilder &b, Location loc, Value base, Value offsetI64) {
+  return b.create<LLVM::GEPOp>(loc, base.getType(), b.getI8Type(), base, ValueRange{offsetI64});
+}
+inline Value threadIdx(OpBuilder &b, Location loc) { return b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type()); }
+inline Value zeroOf(OpBuilder &b, Location loc, Type t) {
+  return b.create<arith::ConstantOp>(loc, t, b.getZeroAttr(t));
+}
+/// The 1024-byte-aligned start of the kernel's dynamic shared memory, plus `offset` bytes.
+Value smemAddress(OpBuilder &b, Location loc, int64_t offset);
+/// A barrier over the whole block.
+inline void blockBarrier(OpBuilder &b, Location loc) { b.create<NVVM::Barrier0Op>(loc); }
+/// Makes generic-proxy shared-memory writes visible to the async proxy (TMA, wgmma).
+void fenceSharedForAsync(OpBuilder &b, Location loc);
+/// Byte offset of logical element (row, col) of a shared tile in its stored, swizzled layout.
+Value sharedOffset(OpBuilder &b, Location loc, TileType tile, Value row, Value col);
+/// `then` under `cond`, yielding its value or zero of `type` otherwise (no value when type is null).
+Value guarded(OpBuilder &b, Location loc, Value cond, Type type, function_ref<Value(OpBuilder &, Location)> then);
+
+void populateFragmentPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+void populateSharedPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+void populateGemmPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+void populateExchangePatterns(const TypeConverter &converter, RewritePatternSet &patterns);
+void populateMathPatterns(RewritePatternSet &patterns);
+
+} // namespace qla::lowering
+
+#endif

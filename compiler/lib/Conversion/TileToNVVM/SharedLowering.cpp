@@ -1,0 +1,176 @@
+// Shared memory: rings and slots, TMA loads, qla.share (fragment -> shared tile) and copies that TMA
+// does not perform (each thread loads elements and stores them swizzled).
+#include "Lowering.h"
+
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+namespace qla::lowering {
+
+namespace {
+
+Value offsetAttrAddress(ConversionPatternRewriter &rw, Operation *op) {
+  auto offset = op->getAttrOfType<IntegerAttr>(kSmemOffsetAttr);
+  if (!offset)
+    return {};
+  return smemAddress(rw, op->getLoc(), offset.getInt());
+}
+
+struct SmemAllocLowering : OpConversionPattern<SmemAllocOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(SmemAllocOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    if (!op.getOffset())
+      return rw.notifyMatchFailure(op, "no offset: run qla-plan-smem first");
+    rw.replaceOp(op, smemAddress(rw, op.getLoc(), *op.getOffset()));
+    return success();
+  }
+};
+
+struct SlotLowering : OpConversionPattern<SlotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(SlotOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Value offset = rw.create<arith::MulIOp>(loc, toI64(rw, loc, a.getIndex()),
+                                            i64Const(rw, loc, op.getResult().getType().getSizeInBytes()));
+    rw.replaceOp(op, gepBytes(rw, loc, a.getRing(), offset));
+    return success();
+  }
+};
+
+struct TmaLoadLowering : OpConversionPattern<TmaLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(TmaLoadOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    if (!a.getDescriptor())
+      return rw.notifyMatchFailure(op, "no tensor-map parameter bound");
+    Location loc = op.getLoc();
+    SmallVector<Value> coords;
+    for (Value o : llvm::reverse(a.getOffsets())) // TMA coordinates are innermost first
+      coords.push_back(toI32(rw, loc, o));
+    Value dest = a.getDest();
+    if (auto blk = op.getColumnBlock()) {
+      TileType tile = op.getDest().getType();
+      int64_t eb = elementBytes(tile.getElementType());
+      int64_t blockRow = smemBlockRowBytes(tile.getShape().back() * eb);
+      int64_t rows = tile.getNumElements() / tile.getShape().back();
+      coords[0] = rw.create<arith::AddIOp>(loc, coords[0], i32Const(rw, loc, *blk * blockRow / eb));
+      dest = gepBytes(rw, loc, dest, i64Const(rw, loc, *blk * rows * blockRow));
+    }
+    Value barAddr = rw.create<nvgpu::MBarrierGetOp>(loc, rw.getI64Type(), op.getBarriers(), a.getBarrierIndex());
+    Value bar = rw.create<LLVM::IntToPtrOp>(loc, LLVM::LLVMPointerType::get(rw.getContext(), 3), barAddr);
+    // A CTA's own shared address is a valid shared::cluster address (PTX 8.0 has no shared::cta form).
+    Value dst = rw.create<LLVM::AddrSpaceCastOp>(loc, LLVM::LLVMPointerType::get(rw.getContext(), 7), dest);
+    rw.create<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(
+        loc, dst, a.getDescriptor(), coords, bar, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+        /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct AsyncWaitLowering : OpConversionPattern<AsyncWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(AsyncWaitOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<NVVM::WgmmaWaitGroupSyncOp>(op, op.getPending());
+    return success();
+  }
+};
+
+/// Writes the elements of this thread to `tile` at `base`; the caller fences and synchronises.
+void writeShared(OpBuilder &b, Location loc, TileType tile, Value base, const FragLayout &layout, Value tid,
+                 function_ref<Value(OpBuilder &, Location, int64_t, ArrayRef<Value>, Value &)> valueOf) {
+  for (int64_t e = 0; e < layout.perThread(); ++e) {
+    SmallVector<Value> c = layout.coords(b, loc, tid, e);
+    Value cond = layout.exists(b, loc, tid, e);
+    Value v = valueOf(b, loc, e, c, cond);
+    Value ptr = gepBytes(b, loc, base, sharedOffset(b, loc, tile, c[0], c[1]));
+    guarded(b, loc, cond, Type(), [&](OpBuilder &t, Location l) -> Value {
+      t.create<LLVM::StoreOp>(l, v, ptr);
+      return {};
+    });
+  }
+}
+
+LogicalResult requireStoredLayout(Operation *op, TileType tile) {
+  auto swz = dyn_cast_or_null<SwizzleAttr>(tile.getLayout());
+  if (tile.getRank() != 2 || !swz || (swz.getBytes() != 0 && swz.getBytes() != 128))
+    return op->emitOpError() << "writes 2-D shared tiles with a 128-byte swizzle (or none) so far, got " << tile;
+  return success();
+}
+
+struct ShareLowering : OpConversionPattern<ShareOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ShareOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    auto layout = fragLayout(op.getInput().getType());
+    Value base = offsetAttrAddress(rw, op);
+    if (!layout || !base || failed(requireStoredLayout(op, op.getType())))
+      return rw.notifyMatchFailure(op, "needs a fragment layout, a stored layout and an offset");
+    Location loc = op.getLoc();
+    Value tid = threadIdx(rw, loc);
+    blockBarrier(rw, loc); // earlier readers of this buffer (e.g. last iteration's gemm) are done
+    writeShared(rw, loc, op.getType(), base, *layout, tid,
+                [&](OpBuilder &b, Location l, int64_t e, ArrayRef<Value>, Value &) -> Value {
+                  return b.create<LLVM::ExtractElementOp>(l, a.getInput(), i64Const(b, l, e));
+                });
+    fenceSharedForAsync(rw, loc);
+    blockBarrier(rw, loc);
+    rw.replaceOp(op, base);
+    return success();
+  }
+};
+
+/// A copy into shared memory that TMA does not perform: every thread loads elements round-robin.
+struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(CopyOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    TileType tile = op.getType();
+    if (!tile.isShared())
+      return failure();
+    Value base = offsetAttrAddress(rw, op);
+    auto src = op.getSource().getType();
+    if (!base || failed(requireStoredLayout(op, tile)))
+      return rw.notifyMatchFailure(op, "needs a stored layout and an offset");
+    if (ShapedType::isDynamicShape(src.getEffectiveStrides()))
+      return op.emitOpError() << "needs a tensor with static strides";
+    Location loc = op.getLoc();
+    FragLayout spread{TileType::get(tile.getShape(), tile.getElementType(), MemorySpace::frag), std::nullopt, 128};
+    if (auto threads = kernelThreads(op->getParentOfType<func::FuncOp>()))
+      spread.threads = threads;
+    Value tid = threadIdx(rw, loc);
+    Type elt = tile.getElementType();
+    SmallVector<int64_t> strides = src.getEffectiveStrides();
+    blockBarrier(rw, loc);
+    writeShared(rw, loc, tile, base, spread, tid,
+                [&](OpBuilder &b, Location l, int64_t, ArrayRef<Value> c, Value &) -> Value {
+                  Value linear = i64Const(b, l, 0);
+                  Value inside = b.create<arith::ConstantIntOp>(l, b.getI1Type(), 1);
+                  for (size_t d = 0; d < c.size(); ++d) {
+                    Value pos = b.create<arith::AddIOp>(l, toI32(b, l, a.getOffsets()[d]), c[d]);
+                    Value limit = !a.getBounds().empty() ? toI32(b, l, a.getBounds()[d])
+                                  : src.getShape()[d] == ShapedType::kDynamic ? Value()
+                                                                              : i32Const(b, l, src.getShape()[d]);
+                    if (limit)
+                      inside = b.create<arith::AndIOp>(
+                          l, inside, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, pos, limit));
+                    linear = b.create<arith::AddIOp>(
+                        l, linear, b.create<arith::MulIOp>(l, b.create<arith::ExtSIOp>(l, b.getI64Type(), pos),
+                                                           i64Const(b, l, strides[d])));
+                  }
+                  Value ptr = b.create<LLVM::GEPOp>(l, a.getSource().getType(), elt, a.getSource(), ValueRange{linear});
+                  return guarded(b, l, inside, elt, [&](OpBuilder &t, Location tl) -> Value {
+                    return t.create<LLVM::LoadOp>(tl, elt, ptr);
+                  });
+                });
+    fenceSharedForAsync(rw, loc);
+    blockBarrier(rw, loc);
+    rw.replaceOp(op, base);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateSharedPatterns(const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<SmemAllocLowering, SlotLowering, TmaLoadLowering, AsyncWaitLowering, ShareLowering,
+               CopyToSharedLowering>(converter, patterns.getContext());
+}
+
+} // namespace qla::lowering
