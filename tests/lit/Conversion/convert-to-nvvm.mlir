@@ -115,47 +115,48 @@ func.func @k(%A: !qla.tensor<256x64xbf16> {qla.name = "A"}, %B: !qla.tensor<256x
   // CHECK: nvvm.wgmma.commit.group.sync.aligned
   // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
   %r2 = qla.gemm %sa, %sb, %r {transpose_b} : !slot, !qla.tile<128x64xbf16, smem, #qla.swizzle<128>>, !acc -> !acc
-  // map: the scalar body applied to the whole per-thread vector.
-  // CHECK: arith.truncf %{{.*}} : vector<64xf32> to vector<64xbf16>
+  // map: the scalar body applied to each of this thread's 64 elements.
+  // CHECK-COUNT-64: arith.truncf %{{.*}} : f32 to bf16
+  // CHECK-NOT: arith.truncf
   %o = qla.map %r2 : !acc -> !out {
   ^bb0(%x: f32):
     %y = arith.truncf %x : f32 to bf16
     qla.yield %y : bf16
   }
-  // store: pairs of adjacent columns, guarded by the tensor's bounds (256 rows, 512 columns); the row
-  // stride is 512 elements.
-  // CHECK: %[[ROWS:.*]] = arith.constant 256 : i32
-  // CHECK-NEXT: arith.cmpi ult, %{{.*}}, %[[ROWS]] : i32
-  // CHECK-NEXT: %[[COLS:.*]] = arith.constant 512 : i32
-  // CHECK-NEXT: arith.cmpi ult, %{{.*}}, %[[COLS]] : i32
-  // CHECK: scf.if
+  // store: element by element, each guarded by the tensor's extents (256 rows, 512 columns); the row
+  // stride is 512 elements. Row = block row (by) + this thread's row, column = bx + its column.
+  // CHECK: %[[R0:.*]] = arith.index_cast %[[BYI]] : index to i32
+  // CHECK-NEXT: %[[ROW:.*]] = arith.addi %[[R0]], %{{.*}} : i32
+  // CHECK-NEXT: %[[ROWS:.*]] = arith.constant 256 : i32
+  // CHECK-NEXT: %[[INR:.*]] = arith.cmpi slt, %[[ROW]], %[[ROWS]] : i32
   // CHECK: %[[STRIDE:.*]] = arith.constant 512 : i64
   // CHECK-NEXT: arith.muli %{{.*}}, %[[STRIDE]] : i64
-  // CHECK: llvm.getelementptr %[[C]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, bf16
-  // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
-  // 64 rows x 128 columns over 128 threads: 32 pairs each.
-  // CHECK-COUNT-31: llvm.store %{{.*}} : vector<2xbf16>, !llvm.ptr<1>
+  // CHECK: %[[C0:.*]] = arith.index_cast %[[BXI]] : index to i32
+  // CHECK-NEXT: %[[COL:.*]] = arith.addi %[[C0]], %{{.*}} : i32
+  // CHECK-NEXT: %[[COLS:.*]] = arith.constant 512 : i32
+  // CHECK-NEXT: %[[INC:.*]] = arith.cmpi slt, %[[COL]], %[[COLS]] : i32
+  // CHECK-NEXT: %[[IN:.*]] = arith.andi %{{.*}}, %[[INC]] : i1
+  // CHECK: %[[PTR:.*]] = llvm.getelementptr %[[C]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, bf16
+  // CHECK: scf.if %[[IN]] {
+  // CHECK-NEXT: llvm.store %{{.*}}, %[[PTR]] : bf16, !llvm.ptr<1>
+  // 64 rows x 128 columns over 128 threads: 64 elements each.
+  // CHECK-COUNT-63: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
   // CHECK-NOT: llvm.store
   qla.store %o, %C[%by, %bx] : !out, !qla.tensor<256x512xbf16>
   // CHECK-NOT: qla.
   return
 }
 
-// A store with bounds inside the tensor also compares each element's row and column with them.
+// A store with bounds compares each element's row and column with them (here instead of the extents).
 // CHECK-LABEL: func.func @store_with_bounds(
 // CHECK-SAME: %{{[^:]*}}: vector<64xbf16>, %[[C:[^:]*]]: !llvm.ptr<1>, %[[ER:[^:]*]]: index, %[[EC:[^:]*]]: index)
-// CHECK: %[[ROWS:.*]] = arith.constant 256 : i32
-// CHECK-NEXT: %[[INR:.*]] = arith.cmpi ult, %[[ROW:.*]], %[[ROWS]] : i32
-// CHECK-NEXT: %[[COLS:.*]] = arith.constant 512 : i32
-// CHECK-NEXT: %[[INC:.*]] = arith.cmpi ult, %[[COL:.*]], %[[COLS]] : i32
-// CHECK-NEXT: %[[IN:.*]] = arith.andi %[[INR]], %[[INC]] : i1
-// CHECK-NEXT: %[[BR:.*]] = arith.index_cast %[[ER]] : index to i32
-// CHECK-NEXT: %[[LR:.*]] = arith.cmpi ult, %[[ROW]], %[[BR]] : i32
-// CHECK-NEXT: %[[BC:.*]] = arith.index_cast %[[EC]] : index to i32
-// CHECK-NEXT: %[[LC:.*]] = arith.cmpi ult, %[[COL]], %[[BC]] : i32
-// CHECK-NEXT: %[[L:.*]] = arith.andi %[[LR]], %[[LC]] : i1
-// CHECK-NEXT: %[[ALL:.*]] = arith.andi %[[IN]], %[[L]] : i1
-// CHECK-NEXT: scf.if %[[ALL]] {
+// CHECK: %[[BR:.*]] = arith.index_cast %[[ER]] : index to i32
+// CHECK-NEXT: %[[LR:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[BR]] : i32
+// CHECK: %[[BC:.*]] = arith.index_cast %[[EC]] : index to i32
+// CHECK-NEXT: %[[LC:.*]] = arith.cmpi slt, %[[COL:.*]], %[[BC]] : i32
+// CHECK-NEXT: %[[IN:.*]] = arith.andi %{{.*}}, %[[LC]] : i1
+// CHECK: scf.if %[[IN]] {
+// CHECK-NEXT: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
 func.func @store_with_bounds(%o: !out, %C: !qla.tensor<256x512xbf16>, %endRow: index, %endCol: index) {
   %c0 = arith.constant 0 : index
   qla.store %o, %C[%c0, %c0] bounds [%endRow, %endCol] : !out, !qla.tensor<256x512xbf16>

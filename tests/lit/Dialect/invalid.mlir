@@ -91,7 +91,7 @@ func.func @smem_layout(%t: !qla.tile<64x64xbf16, smem, #qla.wgmma_acc<warpgroups
 
 // -----
 
-// expected-error @+1 {{a fragment's layout must be #qla.wgmma_acc, got #qla.swizzle<128>}}
+// expected-error @+1 {{a fragment's layout must be #qla.wgmma_acc or #qla.strided, got #qla.swizzle<128>}}
 func.func @frag_layout(%t: !qla.tile<64x64xf32, frag, #qla.swizzle<128>>) { return }
 
 // -----
@@ -140,8 +140,14 @@ func.func @grid_not_array() attributes {qla.kernel, qla.grid = 4 : i64} { return
 
 // -----
 
-// expected-error @+1 {{grid dimensions must be positive}}
+// expected-error @+1 {{grid dimensions must be positive or -1 (given at launch)}}
 func.func @grid_zero() attributes {qla.kernel, qla.grid = array<i64: 4, 0, 1>} { return }
+
+// -----
+
+// A grid dimension may be -1 (taken at launch); 0 or another negative is an error.
+// expected-error @+1 {{grid dimensions must be positive or -1 (given at launch)}}
+func.func @grid_negative() attributes {qla.kernel, qla.grid = array<i64: -2, 1, 1>} { return }
 
 // -----
 
@@ -150,6 +156,7 @@ func.func @block_1d() attributes {qla.kernel, qla.block = array<i64: 128>} { ret
 
 // -----
 
+// Unlike the grid, the block is never left to launch time.
 // expected-error @+1 {{block dimensions must be positive}}
 func.func @block_negative() attributes {qla.kernel, qla.block = array<i64: 128, -1, 1>} { return }
 
@@ -187,6 +194,16 @@ func.func @smem_not_int() attributes {qla.kernel, qla.smem_bytes = "lots"} { ret
 
 // expected-error @+1 {{'qla.smem_bytes' belongs on a func.func kernel}}
 module attributes {qla.smem_bytes = 1024 : i64} {}
+
+// -----
+
+// expected-error @+1 {{'qla.smem_offset' must be a non-negative byte offset}}
+func.func @smem_offset_negative_attr() attributes {qla.smem_offset = -16 : i64} { return }
+
+// -----
+
+// expected-error @+1 {{'qla.scratch_offset' must be a non-negative byte offset}}
+func.func @scratch_offset_not_int() attributes {qla.scratch_offset = "here"} { return }
 
 // -----
 

@@ -35,6 +35,21 @@ func.func @types(%a: !qla.tensor<?x128xbf16>, %b: !qla.tensor<4x8x16xf16, stride
   %f1 = qla.fill 7 : i32 : !qla.tile<16xi32, frag>
   // CHECK: qla.fill 2.500000e-01 : f64 : !qla.tile<4x4xf64, frag>
   %f2 = qla.fill 0.25 : f64 : !qla.tile<4x4xf64, frag>
+  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<100xf32, frag, #qla.strided<threads = 256>>
+  %f3 = qla.fill 0.0 : f32 : !qla.tile<100xf32, frag, #qla.strided<threads = 256>>
+  // CHECK: qla.smem_alloc {qla.smem_offset = 2048 : i64} : !qla.tile<64x32xbf16, smem, #qla.swizzle<128, transposed = true>>
+  %t5 = qla.smem_alloc {qla.smem_offset = 2048 : i64} : !qla.tile<64x32xbf16, smem, #qla.swizzle<128, transposed = true>>
+  // transposed = false is the default and not printed.
+  // CHECK: qla.smem_alloc : !qla.tile<32x64xbf16, smem, #qla.swizzle<128>>
+  %t6 = qla.smem_alloc : !qla.tile<32x64xbf16, smem, #qla.swizzle<128, transposed = false>>
+  return
+}
+
+// A grid taken at launch (-1), and the scratch region the lowering of exchanges uses.
+// CHECK-LABEL: func.func @launch_grid()
+// CHECK-SAME: attributes {qla.block = array<i64: 128, 1, 1>, qla.grid = array<i64: -1, 4, 1>, qla.kernel, qla.scratch_offset = 4096 : i64}
+func.func @launch_grid() attributes {qla.kernel, qla.grid = array<i64: -1, 4, 1>, qla.block = array<i64: 128, 1, 1>,
+                                     qla.scratch_offset = 4096 : i64} {
   return
 }
 

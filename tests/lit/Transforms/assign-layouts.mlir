@@ -1,8 +1,9 @@
-// RUN: qla-opt %s -qla-assign-layouts -split-input-file | FileCheck %s
+// RUN: qla-opt %s -qla-assign-layouts -split-input-file -verify-diagnostics | FileCheck %s
 
-// Shared tiles get the swizzle equal to their row size in bytes (128, 64 or 32), else 0; 2-D fragments
-// get the wgmma accumulator layout over as many of the kernel's warpgroups as divide their rows in
-// blocks of 64.
+// Fragments: 2-D with rows a multiple of 64 and 8..256 columns get the wgmma accumulator layout over as
+// many of the kernel's warpgroups as divide their rows in blocks of 64; others are spread round-robin
+// (#qla.strided). Shared tiles: stored K-major for the gemms that read them (transposed when a gemm
+// needs it), with the swizzle of their stored row: 32, 64, or 128 for a multiple of 128 bytes, else 0.
 
 // CHECK-LABEL: func.func @swizzles(
 func.func @swizzles() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
@@ -18,10 +19,13 @@ func.func @swizzles() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>}
   // 48 bf16 = 96 bytes: no swizzle span fits.
   // CHECK-NEXT: qla.smem_alloc : !qla.tile<64x48xbf16, smem, #qla.swizzle<0>>
   %d = qla.smem_alloc : !qla.tile<64x48xbf16, smem>
-  // 128 bf16 = 256 bytes: wider than any span.
-  // CHECK-NEXT: qla.smem_alloc : !qla.tile<64x128xbf16, smem, #qla.swizzle<0>>
+  // 128 bf16 = 256 bytes: two 128-byte column blocks, each swizzled by 128.
+  // CHECK-NEXT: qla.smem_alloc : !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
   %e = qla.smem_alloc : !qla.tile<64x128xbf16, smem>
-  // The ring's slot rows decide: 64 bf16 = 128 bytes, and the slot gets the same layout.
+  // 96 bf16 = 192 bytes: not a whole number of 128-byte blocks.
+  // CHECK-NEXT: qla.smem_alloc : !qla.tile<64x96xbf16, smem, #qla.swizzle<0>>
+  %f = qla.smem_alloc : !qla.tile<64x96xbf16, smem>
+  // A ring and its slots: the slot's rows (64 bf16 = 128 bytes) decide both.
   // CHECK-NEXT: %[[RING:.*]] = qla.smem_alloc : !qla.tile<3x128x64xbf16, smem, #qla.swizzle<128>>
   // CHECK: qla.slot %[[RING]][%{{.*}}] : !qla.tile<3x128x64xbf16, smem, #qla.swizzle<128>> -> !qla.tile<128x64xbf16, smem, #qla.swizzle<128>>
   %ring = qla.smem_alloc : !qla.tile<3x128x64xbf16, smem>
@@ -29,7 +33,7 @@ func.func @swizzles() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>}
   %s = qla.slot %ring[%c1] : !qla.tile<3x128x64xbf16, smem> -> !qla.tile<128x64xbf16, smem>
   // A layout already chosen is kept.
   // CHECK: qla.smem_alloc : !qla.tile<128x64xbf16, smem, #qla.swizzle<32>>
-  %f = qla.smem_alloc : !qla.tile<128x64xbf16, smem, #qla.swizzle<32>>
+  %g = qla.smem_alloc : !qla.tile<128x64xbf16, smem, #qla.swizzle<32>>
   return
 }
 
@@ -43,7 +47,7 @@ func.func @two_warpgroups(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x25
   // 128 rows over 2 warpgroups.
   // CHECK: %[[ACC0:.*]] = qla.fill 0.000000e+00 : f32 : !qla.tile<128x256xf32, frag, #qla.wgmma_acc<warpgroups = 2>>
   %acc0 = qla.fill 0.0 : f32 : !qla.tile<128x256xf32, frag>
-  // Loop results and block arguments too, and the gemm's smem operands.
+  // Loop results and block arguments too; A and Bᵀ are K-major as copied.
   // CHECK: qla.for {{.*}} iter_args(%[[ACC0]] : !qla.tile<128x256xf32, frag, #qla.wgmma_acc<warpgroups = 2>>) -> !qla.tile<128x256xf32, frag, #qla.wgmma_acc<warpgroups = 2>> {
   // CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: !qla.tile<128x256xf32, frag, #qla.wgmma_acc<warpgroups = 2>>):
   // CHECK: qla.copy {{.*}} -> !qla.tile<128x64xbf16, smem, #qla.swizzle<128>>
@@ -71,11 +75,12 @@ func.func @two_warpgroups(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x25
   // 192 rows: 192 is not a multiple of 128, so one warpgroup owns all three 64-row blocks.
   // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<192x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   %f2 = qla.fill 0.0 : f32 : !qla.tile<192x64xf32, frag>
-  // Columns not a multiple of 8, more than 256 columns, 1-D, or rows not a multiple of 64: no layout.
-  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<128x12xf32, frag>
-  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<128x264xf32, frag>
-  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<128xf32, frag>
-  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<96x64xf32, frag>
+  // Columns not a multiple of 8, more than 256 columns, 1-D, or rows not a multiple of 64: round-robin
+  // over the block's 256 threads.
+  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<128x12xf32, frag, #qla.strided<threads = 256>>
+  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<128x264xf32, frag, #qla.strided<threads = 256>>
+  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<128xf32, frag, #qla.strided<threads = 256>>
+  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<96x64xf32, frag, #qla.strided<threads = 256>>
   %f3 = qla.fill 0.0 : f32 : !qla.tile<128x12xf32, frag>
   %f4 = qla.fill 0.0 : f32 : !qla.tile<128x264xf32, frag>
   %f5 = qla.fill 0.0 : f32 : !qla.tile<128xf32, frag>
@@ -92,6 +97,57 @@ func.func @two_warpgroups(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x25
 func.func @four_warpgroups() attributes {qla.kernel, qla.block = array<i64: 512, 1, 1>} {
   %a = qla.fill 0.0 : f32 : !qla.tile<256x64xf32, frag>
   %b = qla.fill 0.0 : f32 : !qla.tile<128x64xf32, frag>
+  return
+}
+
+// -----
+
+// Gemm roles decide how shared tiles are stored: K-major, so a non-transposed B (K x N) and a transposed
+// A (K x M) are stored transposed; a tile read both ways is copied twice; a register A is shared first.
+// CHECK-LABEL: func.func @gemm_roles(
+func.func @gemm_roles(%A: !qla.tensor<1024x128xbf16>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  // CHECK: %[[A:.*]] = qla.copy {{.*}} -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  // B is 64 (K) x 128 (N): stored as 128 rows of 64 bf16.
+  // CHECK-NEXT: %[[B:.*]] = qla.copy {{.*}} -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128, transposed = true>>
+  // CHECK-NEXT: %[[BOTH:.*]] = qla.copy {{.*}} -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  // CHECK-NEXT: %[[BOTHT:.*]] = qla.copy {{.*}} -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128, transposed = true>>
+  // Read as Aᵀ only (64 = K by 32 = M): stored transposed, once, as 32 rows of K = 64 bf16 (128 bytes).
+  // CHECK-NEXT: %[[AT:.*]] = qla.copy {{.*}} -> !qla.tile<64x32xbf16, smem, #qla.swizzle<128, transposed = true>>
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<1024x128xbf16> -> !qla.tile<64x64xbf16, smem>
+  %b = qla.copy %A[%c0, %c0] : !qla.tensor<1024x128xbf16> -> !qla.tile<64x128xbf16, smem>
+  %both = qla.copy %A[%c0, %c0] : !qla.tensor<1024x128xbf16> -> !qla.tile<64x64xbf16, smem>
+  %at = qla.copy %A[%c0, %c0] : !qla.tensor<1024x128xbf16> -> !qla.tile<64x32xbf16, smem>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x128xf32, frag>
+  %acc2 = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
+  %acc3 = qla.fill 0.0 : f32 : !qla.tile<32x64xf32, frag>
+  // CHECK: qla.gemm %[[A]], %[[B]], %{{.*}} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x128xbf16, smem, #qla.swizzle<128, transposed = true>>
+  %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem>, !qla.tile<64x128xbf16, smem>, !qla.tile<64x128xf32, frag> -> !qla.tile<64x128xf32, frag>
+  // CHECK: qla.gemm %[[BOTH]], %[[BOTH]], %{{.*}} {transpose_b}
+  %r2 = qla.gemm %both, %both, %acc2 {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  // CHECK: qla.gemm %[[BOTH]], %[[BOTHT]], %{{.*}} :
+  %r3 = qla.gemm %both, %both, %acc2 : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  // CHECK: qla.gemm %[[AT]], %[[BOTH]], %{{.*}} {transpose_a, transpose_b}
+  %r4 = qla.gemm %at, %both, %acc3 {transpose_a, transpose_b} : !qla.tile<64x32xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<32x64xf32, frag> -> !qla.tile<32x64xf32, frag>
+  // CHECK: %[[P:.*]] = qla.fill 1.000000e+00 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK-NEXT: %[[PS:.*]] = qla.share %[[P]] : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  // CHECK-NEXT: qla.gemm %[[PS]], %[[BOTH]], %{{.*}} {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %p = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag>
+  %r5 = qla.gemm %p, %both, %acc2 {transpose_b} : !qla.tile<64x64xbf16, frag>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
+// A TMA ring is filled as the tensor is laid out, so it cannot also be stored transposed.
+func.func @pipelined_tile_transposed() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %ring = qla.smem_alloc : !qla.tile<2x64x128xbf16, smem>
+  %b = qla.slot %ring[%c0] : !qla.tile<2x64x128xbf16, smem> -> !qla.tile<64x128xbf16, smem>
+  %a = qla.smem_alloc : !qla.tile<64x64xbf16, smem>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x128xf32, frag>
+  // expected-error @+1 {{'qla.gemm' op reads a TMA-pipelined tile in a transposed role (Aᵀ or a non-transposed B): load that tile without pipelining, or transpose the other operand}}
+  %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem>, !qla.tile<64x128xbf16, smem>, !qla.tile<64x128xf32, frag> -> !qla.tile<64x128xf32, frag>
   return
 }
 
