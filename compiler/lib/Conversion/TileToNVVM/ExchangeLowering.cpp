@@ -54,7 +54,9 @@ Value gather(OpBuilder &b, Location loc, TileType type, Type vt, Value tid,
   Value vec = b.create<LLVM::UndefOp>(loc, vt);
   for (int64_t e = 0; e < layout.perThread(); ++e) {
     SmallVector<Value> c = layout.coords(b, loc, tid, e);
-    Value v = compute(b, loc, c);
+    // Threads without an element e (round-robin tails) must not read past the spilled input.
+    Value v = guarded(b, loc, layout.exists(b, loc, tid, e), type.getElementType(),
+                      [&](OpBuilder &g, Location l) { return compute(g, l, c); });
     vec = b.create<LLVM::InsertElementOp>(loc, vec, v, i64Const(b, loc, e));
   }
   return vec;

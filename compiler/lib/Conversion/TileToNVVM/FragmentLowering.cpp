@@ -153,7 +153,32 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
       return failure();
     Location loc = op.getLoc();
     Value tid = threadIdx(rw, loc);
-    for (int64_t e = 0; e < layout->perThread(); ++e) {
+    SmallVector<int64_t> strides = op.getDest().getType().getEffectiveStrides();
+    Type elt = cast<TileType>(op.getValue().getType()).getElementType();
+    // Accumulator layouts hold column pairs (e, e+1): one 2-element store when both are inside.
+    bool pairs = layout->acc && strides.size() == 2 && strides[0] % 2 == 0 && strides[1] == 1;
+    for (int64_t e = 0; pairs && e < layout->perThread(); e += 2) {
+      SmallVector<Value> c = layout->coords(rw, loc, tid, e);
+      auto [ptr, inside] = globalElement(rw, loc, a.getDest(), op.getDest().getType(), a.getOffsets(), a.getBounds(), c);
+      SmallVector<Value> c1{c[0], rw.create<arith::AddIOp>(loc, c[1], i32Const(rw, loc, 1))};
+      Value inside1 = globalElement(rw, loc, a.getDest(), op.getDest().getType(), a.getOffsets(), a.getBounds(), c1).second;
+      Value v0 = element(rw, loc, a.getValue(), e), v1 = element(rw, loc, a.getValue(), e + 1);
+      Value pair = insert(rw, loc, insert(rw, loc, emptyVector(rw, loc, VectorType::get({2}, elt)), v0, 0), v1, 1);
+      rw.create<scf::IfOp>(
+          loc, inside1,
+          [&, ptr = ptr](OpBuilder &b, Location l) {
+            b.create<LLVM::StoreOp>(l, pair, ptr, /*alignment=*/2 * elementBytes(elt));
+            b.create<scf::YieldOp>(l);
+          },
+          [&, ptr = ptr, inside = inside](OpBuilder &b, Location l) {
+            guarded(b, l, inside, Type(), [&](OpBuilder &t, Location tl) -> Value {
+              t.create<LLVM::StoreOp>(tl, v0, ptr);
+              return {};
+            });
+            b.create<scf::YieldOp>(l);
+          });
+    }
+    for (int64_t e = 0; !pairs && e < layout->perThread(); ++e) {
       auto [ptr, inside] = globalElement(rw, loc, a.getDest(), op.getDest().getType(), a.getOffsets(), a.getBounds(),
                                          layout->coords(rw, loc, tid, e));
       if (Value exists = layout->exists(rw, loc, tid, e))

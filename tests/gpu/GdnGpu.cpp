@@ -1,0 +1,258 @@
+// GPU check of the AOT-compiled GDN forward kernels (qlac compile gdn_cumsum / gdn_chunk_inverse /
+// gdn_chunk_forward): fresh random inputs with real gate spread, outputs poisoned first, every
+// element checked against the float64 recurrence (CPU) or its double-precision NVRTC twin (GPU,
+// for long inputs); then CUDA-event timing of the three launches. Runtime only, no MLIR.
+//   qla_gpu_gdn DIR --set H=..,HV=..,K=..,V=..,BV=..[,gate_in_kernel=1,l2norm=1] [--json OUT] [--bench]
+// DIR holds gdn_cumsum/, gdn_chunk_inverse/ and gdn_chunk_forward/ compiled with those settings
+// (initial_state=1, final_state=1).
+#include "gdn/reference/GdnRandom.h"
+#include "gdn/reference/GdnReference.h"
+#include "gdn/reference/GpuReference.h"
+#include "qla/runtime/CompiledKernel.h"
+#include "qla/runtime/DeviceBuffer.h"
+#include "qla/runtime/Driver.h"
+#include "qla/runtime/Error.h"
+#include "qla/runtime/Json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+using namespace qla;
+using namespace qla::gdn;
+
+namespace {
+
+uint16_t bf16Bits(double x) {
+  float f = static_cast<float>(x);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7FFF + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+double fromBf16(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+DeviceBuffer upload(const std::vector<double> &v, DType t) {
+  DeviceBuffer buf(std::max<size_t>(1, v.size()) * dtypeBytes(t));
+  if (t == DType::bf16) {
+    std::vector<uint16_t> h(v.size());
+    std::transform(v.begin(), v.end(), h.begin(), bf16Bits);
+    buf.upload(h.data(), h.size() * 2);
+  } else if (t == DType::f32) {
+    std::vector<float> h(v.begin(), v.end());
+    buf.upload(h.data(), h.size() * 4);
+  } else {
+    std::vector<int64_t> h(v.begin(), v.end());
+    buf.upload(h.data(), h.size() * 8);
+  }
+  return buf;
+}
+
+std::vector<double> download(const DeviceBuffer &buf, size_t n, DType t) {
+  std::vector<double> out(n);
+  if (t == DType::bf16) {
+    std::vector<uint16_t> h(n);
+    buf.download(h.data(), n * 2);
+    std::transform(h.begin(), h.end(), out.begin(), fromBf16);
+  } else {
+    std::vector<float> h(n);
+    buf.download(h.data(), n * 4);
+    std::copy(h.begin(), h.end(), out.begin());
+  }
+  return out;
+}
+
+std::map<std::string, int64_t> parseSettings(const std::string &s) {
+  std::map<std::string, int64_t> m;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (auto eq = item.find('='); eq != std::string::npos)
+      m[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+  return m;
+}
+
+struct Kernels {
+  std::unique_ptr<CompiledKernel> cumsum, inverse, forward;
+};
+
+struct Run {
+  double errO = 0, errState = 0, ms = 0;
+  size_t unwritten = 0;
+};
+
+Run runProblem(Kernels &ks, const GdnProblem &p, int64_t BV, bool bench, bool cpuReference, uint64_t seed) {
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = seed, .gate = GdnGateKind::mixedDecay}));
+  const int64_t T = p.B * p.T, N = p.numSequences(), C = 64;
+  std::vector<double> cu;
+  if (p.varlen())
+    cu.assign(p.cuSeqlens.begin(), p.cuSeqlens.end());
+  else
+    for (int64_t i = 0; i <= N; ++i)
+      cu.push_back(double(i * p.T));
+  DeviceBuffer dCu = upload(cu, DType::i64), dQ = upload(in.q.data, DType::bf16), dK = upload(in.k.data, DType::bf16),
+               dV = upload(in.v.data, DType::bf16);
+  DeviceBuffer dGcum(T * p.HV * 4), dAinv(T * p.HV * C * 4), dO(T * p.HV * p.V * 2);
+  DeviceBuffer dH0 = upload(in.initialState.data, DType::f32), dHt(N * p.HV * p.K * p.V * 4);
+  DeviceBuffer dBeta = p.gateInKernel ? DeviceBuffer(T * p.HV * 4) : upload(in.beta.data, DType::f32);
+  DeviceBuffer dG = upload(p.gateInKernel ? in.a.data : in.g.data, DType::f32);
+  DeviceBuffer dB = upload(p.gateInKernel ? in.b.data : std::vector<double>{0}, DType::f32);
+  DeviceBuffer dALog = upload(p.gateInKernel ? in.aLog.data : std::vector<double>{0}, DType::f32);
+  DeviceBuffer dDt = upload(p.gateInKernel ? in.dtBias.data : std::vector<double>{0}, DType::f32);
+  dO.fill16(0x7FC1);       // bf16 NaN: unwritten outputs stay NaN
+  dHt.fill32(0x7FC00001);  // f32 NaN
+  auto t = [](const DeviceBuffer &b, DType d, std::vector<int64_t> shape) { return TensorArg{b.ptr(), d, shape, {}}; };
+  TensorArg cuArg = t(dCu, DType::i64, {N + 1});
+  std::vector<TensorArg> cumsumArgs{cuArg, t(dG, DType::f32, {T, p.HV}), t(dGcum, DType::f32, {T, p.HV})};
+  if (p.gateInKernel) {
+    cumsumArgs.push_back(t(dB, DType::f32, {T, p.HV}));
+    cumsumArgs.push_back(t(dALog, DType::f32, {p.HV}));
+    cumsumArgs.push_back(t(dDt, DType::f32, {p.HV}));
+    cumsumArgs.push_back(t(dBeta, DType::f32, {T, p.HV}));
+  }
+  std::vector<TensorArg> inverseArgs{cuArg, t(dK, DType::bf16, {T, p.H * p.K}), t(dBeta, DType::f32, {T, p.HV}),
+                                     t(dAinv, DType::f32, {T, p.HV * C})};
+  std::vector<TensorArg> forwardArgs{cuArg,
+                                     t(dQ, DType::bf16, {T, p.H * p.K}),
+                                     t(dK, DType::bf16, {T, p.H * p.K}),
+                                     t(dV, DType::bf16, {T, p.HV * p.V}),
+                                     t(dGcum, DType::f32, {T, p.HV}),
+                                     t(dBeta, DType::f32, {T, p.HV}),
+                                     t(dAinv, DType::f32, {T, p.HV * C}),
+                                     t(dO, DType::bf16, {T, p.HV * p.V}),
+                                     t(dH0, DType::f32, {N * p.HV * p.K, p.V}),
+                                     t(dHt, DType::f32, {N * p.HV * p.K, p.V})};
+  auto launchAll = [&] {
+    ks.cumsum->launch(cumsumArgs, nullptr, {uint32_t(p.HV), uint32_t(N), 1});
+    ks.inverse->launch(inverseArgs, nullptr, {uint32_t(p.HV), uint32_t(N), 1});
+    ks.forward->launch(forwardArgs, nullptr, {uint32_t(p.HV * (p.V / BV)), uint32_t(N), 1});
+  };
+  Driver &drv = Driver::get();
+  launchAll();
+  drv.check(drv.cuCtxSynchronize(), "gdn forward");
+  Run r;
+  std::vector<double> o = download(dO, T * p.HV * p.V, DType::bf16), ht = download(dHt, N * p.HV * p.K * p.V, DType::f32);
+  for (double x : o) r.unwritten += std::isnan(x);
+  for (double x : ht) r.unwritten += std::isnan(x);
+  GdnOutputs ref = cpuReference ? gdnRecurrentReference(p, in) : gdnGpuReference(p, in);
+  r.errO = relL2(o, ref.o.data);
+  r.errState = relL2(ht, ref.finalState.data);
+  if (bench) {
+    CUevent e0, e1;
+    drv.check(drv.cuEventCreate(&e0, 0), "cuEventCreate");
+    drv.check(drv.cuEventCreate(&e1, 0), "cuEventCreate");
+    for (int w = 0; w < 3; ++w)
+      launchAll();
+    std::vector<float> ms;
+    for (int i = 0; i < 20; ++i) {
+      drv.check(drv.cuEventRecord(e0, nullptr), "record");
+      launchAll();
+      drv.check(drv.cuEventRecord(e1, nullptr), "record");
+      drv.check(drv.cuEventSynchronize(e1), "sync");
+      float v = 0;
+      drv.check(drv.cuEventElapsedTime(&v, e0, e1), "elapsed");
+      ms.push_back(v);
+    }
+    std::sort(ms.begin(), ms.end());
+    r.ms = ms[ms.size() / 2];
+  }
+  return r;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string dir, settings, jsonOut;
+  bool bench = false;
+  size_t maxCases = 100;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--set" && i + 1 < argc) settings = argv[++i];
+    else if (a == "--cases" && i + 1 < argc) maxCases = std::stoul(argv[++i]);
+    else if (a == "--json" && i + 1 < argc) jsonOut = argv[++i];
+    else if (a == "--bench") bench = true;
+    else dir = a;
+  }
+  Driver &drv = Driver::get();
+  if (!drv.available()) {
+    fmt::print("qla_gpu_gdn: {}; nothing to run\n", drv.unavailableReason());
+    return 0;
+  }
+  auto s = parseSettings(settings);
+  int failures = 0, runs = 0;
+  Json rows = Json::array();
+  try {
+    drv.ensureContext();
+    Kernels ks{CompiledKernel::fromDirectory(dir + "/gdn_cumsum"), CompiledKernel::fromDirectory(dir + "/gdn_chunk_inverse"),
+               CompiledKernel::fromDirectory(dir + "/gdn_chunk_forward")};
+    struct Case { int64_t B, T; std::vector<int64_t> cu; bool cpu; bool bench; };
+    std::vector<Case> cases{{1, 1, {}, true, false},   {2, 63, {}, true, false},  {2, 64, {}, true, false},
+                            {1, 65, {}, true, false},  {1, 1000, {}, true, false},
+                            {1, 1300, {0, 1, 65, 300, 1000, 1300}, true, false},
+                            {4, 8192, {}, false, true}};
+    std::random_device rd;
+    cases.resize(std::min(cases.size(), maxCases));
+    for (const Case &c : cases) {
+      GdnProblem p;
+      p.B = c.B;
+      p.T = c.T;
+      p.cuSeqlens = c.cu;
+      p.H = s.at("H");
+      p.HV = s.at("HV");
+      p.K = s.at("K");
+      p.V = s.at("V");
+      p.gateInKernel = s.count("gate_in_kernel") && s.at("gate_in_kernel");
+      p.l2normQK = s.count("l2norm") && s.at("l2norm");
+      p.useInitialState = p.outputFinalState = true;
+      uint64_t seed = rd();
+      Run r = runProblem(ks, p, s.count("BV") ? s.at("BV") : 64, bench && c.bench, c.cpu, seed);
+      bool ok = r.unwritten == 0 && r.errO <= 5e-3 && r.errState <= 5e-3;
+      failures += !ok;
+      ++runs;
+      fmt::print("gdn (H={}, HV={}, K={}, V={}) {}: rel_l2 o {:.2e}, final state {:.2e} vs {} reference, unwritten {}"
+                 "{} seed={} -> {}\n",
+                 p.H, p.HV, p.K, p.V, c.cu.empty() ? fmt::format("{}x{}", c.B, c.T) : fmt::format("varlen {}", c.T),
+                 r.errO, r.errState, c.cpu ? "CPU float64" : "GPU float64", r.unwritten,
+                 r.ms > 0 ? fmt::format(", {:.3f} ms for the three kernels", r.ms) : "", seed, ok ? "PASS" : "FAIL");
+      Json row = Json::object();
+      row.set("kernel", "gdn_fwd");
+      Json shape = Json::object();
+      shape.set("H", p.H);
+      shape.set("HV", p.HV);
+      shape.set("K", p.K);
+      shape.set("V", p.V);
+      Json lens = Json::array();
+      int64_t N = p.numSequences();
+      for (int64_t i = 0; i < N; ++i)
+        lens.push_back(p.varlen() ? p.cuSeqlens[i + 1] - p.cuSeqlens[i] : p.T);
+      shape.set("seqlens", lens);
+      row.set("shape", shape);
+      Json err = Json::object();
+      err.set("o", r.errO);
+      err.set("final_state", r.errState);
+      row.set("rel_l2", err);
+      row.set("pass", ok);
+      if (r.ms > 0)
+        row.set("ms", r.ms);
+      rows.push_back(row);
+    }
+  } catch (const Error &e) {
+    fmt::print("qla_gpu_gdn: error: {}\n", e.what());
+    return 1;
+  }
+  if (!jsonOut.empty())
+    std::ofstream(jsonOut) << rows.dump() << "\n";
+  fmt::print("{} passed, {} failed\n", runs - failures, failures);
+  return failures ? 1 : 0;
+}
