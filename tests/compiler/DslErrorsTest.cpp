@@ -161,37 +161,42 @@ TEST_CASE("DSL misuse is reported at the DSL line", "[dsl][errors]") {
 }
 
 TEST_CASE("a compiler error names the DSL line of the op it is about", "[dsl][errors]") {
-  Kernel k("unpipelined");
-  auto A = k.tensor("A", {256, 64}, DType::bf16);
-  auto B = k.tensor("B", {128, 64}, DType::bf16);
+  // B used untransposed (K x N) must be stored transposed, but a TMA-pipelined tile is stored as the
+  // tensor is laid out: qla-assign-layouts refuses the gemm, and compile() says where it is.
+  Kernel k("transposed_pipelined_b");
+  auto A = k.tensor("A", {256, 256}, DType::bf16);
+  auto B = k.tensor("B", {256, 128}, DType::bf16);
   auto C = k.tensor("C", {256, 128}, DType::bf16);
   k.threads(128);
   k.grid(1, 4);
-  // A copy outside a pipelined loop has no lowering yet: compile() must say where it is.
-  int line = __LINE__ + 1;
-  auto a = k.copy(A, {0, 0}, {64, 64});
-  auto b = k.copy(B, {0, 0}, {128, 64});
-  auto acc = k.gemm(a, b, k.fill({64, 128}, DType::f32, 0.0), {.b = true});
-  k.store(k.cast(acc, DType::bf16), C, {0, 0});
+  int line = 0;
+  Tiles acc = k.loop(0, 4, 1, /*stages=*/2, {k.fill({64, 128}, DType::f32, 0.0)}, [&](Index i, const Tiles &acc) {
+    auto a = k.copy(A, {0, i * 64}, {64, 64});
+    auto b = k.copy(B, {i * 64, 0}, {64, 128});
+    line = __LINE__ + 1;
+    return Tiles{k.gemm(a, b, acc[0], {})};
+  });
+  k.store(k.cast(acc[0], DType::bf16), C, {0, 0});
   std::string e = errorOf([&] { k.compile(); });
-  CHECK_THAT(e, ContainsSubstring("kernel 'unpipelined'") && ContainsSubstring("lowering failed") &&
-                    ContainsSubstring(here(line) + ": qla.copy is lowered only inside a qla.for pipelined"));
+  CHECK_THAT(e, ContainsSubstring("kernel 'transposed_pipelined_b'") && ContainsSubstring("lowering failed") &&
+                    ContainsSubstring(here(line) + ": 'qla.gemm' op reads a TMA-pipelined tile in a transposed role"));
 }
 
-TEST_CASE("a copy in a loop that is not pipelined is reported at its DSL line", "[dsl][errors]") {
-  // One stage: qla-pipeline leaves the loop alone, so its copies cannot be lowered.
-  Kernel k("one_stage");
-  auto A = k.tensor("A", {256, 64}, DType::bf16);
-  auto B = k.tensor("B", {128, 64}, DType::bf16);
-  auto C = k.tensor("C", {256, 128}, DType::bf16);
-  k.threads(128);
+TEST_CASE("a kernel over the shared-memory budget is reported at its DSL line", "[dsl][errors]") {
   int line = __LINE__ + 1;
-  Tiles acc = k.loop(0, 4, 1, /*stages=*/1, {k.fill({64, 128}, DType::f32, 0.0)}, [&](Index i, const Tiles &acc) {
-    auto a = k.copy(A, {i * 64, 0}, {64, 64});
-    auto b = k.copy(B, {0, 0}, {128, 64});
+  Kernel k("too_big");
+  auto A = k.tensor("A", {1024, 1024}, DType::bf16);
+  auto B = k.tensor("B", {1024, 1024}, DType::bf16);
+  auto C = k.tensor("C", {1024, 1024}, DType::bf16);
+  k.threads(256);
+  // 8 stages x (256 + 256) x 128 bf16 = 1 MiB of rings.
+  Tiles acc = k.loop(0, 8, 1, /*stages=*/8, {k.fill({256, 256}, DType::f32, 0.0)}, [&](Index i, const Tiles &acc) {
+    auto a = k.copy(A, {0, i * 128}, {256, 128});
+    auto b = k.copy(B, {0, i * 128}, {256, 128});
     return Tiles{k.gemm(a, b, acc[0], {.b = true})};
   });
-  k.store(k.cast(acc[0], DType::bf16), C, {0, 0}); // a loop whose result is unused would be removed
+  k.store(k.cast(acc[0], DType::bf16), C, {0, 0});
   std::string e = errorOf([&] { k.compile(); });
-  CHECK_THAT(e, ContainsSubstring("DslErrorsTest.cpp:" + std::to_string(line + 1) + ": qla.copy is lowered only"));
+  CHECK_THAT(e, ContainsSubstring(here(line) + ": shared memory needed (1049600 bytes) exceeds the budget of "
+                                                 "232448 bytes"));
 }
