@@ -6,21 +6,24 @@ pkg=devpkg
 export LD_LIBRARY_PATH=$PWD/$pkg/lib:${LD_LIBRARY_PATH:-}
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "== correctness (all configs) and timing"
 $pkg/qla_gpu_gemm $pkg/kernels/* --bench --iters 100 --json "$out/qla.json" 2>&1 | tee "$out/gemm.log"
 echo "== compute-sanitizer on the small config"
 for tool in memcheck racecheck synccheck; do
-  compute-sanitizer --tool $tool --error-exitcode 9 $pkg/qla_gpu_gemm $pkg/kernels/small > "$out/sanitizer-$tool.log" 2>&1
-  echo "$tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tail -1))"
+  compute-sanitizer --tool $tool --error-exitcode 9 $pkg/qla_gpu_gemm $pkg/kernels/small > /tmp/san.log 2>&1
+  echo "$tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1))"
+  cat /tmp/san.log >> "$out/sanitizers.log"
 done
 echo "== GDN forward kernels (correctness against float64 references; time of the three kernels)"
 for cfg in $pkg/gdn/*; do
   $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --bench --json "$out/gdn-$(basename $cfg).json" 2>&1 | tee -a "$out/gdn.log"
 done
-compute-sanitizer --tool memcheck --error-exitcode 9 $pkg/qla_gpu_gdn $pkg/gdn/small --set "$(cat $pkg/gdn/small/settings)" --cases 3 > "$out/sanitizer-gdn-memcheck.log" 2>&1
-echo "gdn memcheck: exit $? ($(grep -E 'ERROR SUMMARY' "$out/sanitizer-gdn-memcheck.log" | tail -1))"
-compute-sanitizer --tool racecheck --error-exitcode 9 $pkg/qla_gpu_gdn $pkg/gdn/small --set "$(cat $pkg/gdn/small/settings)" --cases 2 > "$out/sanitizer-gdn-racecheck.log" 2>&1
-echo "gdn racecheck: exit $? ($(grep -E 'RACECHECK SUMMARY' "$out/sanitizer-gdn-racecheck.log" | tail -1))"
+for tool in memcheck racecheck; do
+  compute-sanitizer --tool $tool --error-exitcode 9 $pkg/qla_gpu_gdn $pkg/gdn/small --set "$(cat $pkg/gdn/small/settings)" --cases 2 > /tmp/san.log 2>&1
+  echo "gdn $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1))"
+  cat /tmp/san.log >> "$out/sanitizers.log"
+done
 echo "== torch.matmul (cuBLAS) on the same shapes"
-python3 $pkg/torch_gemm.py "$out/qla.json" "$out/result.json" 2>&1 | tee "$out/torch.log"
+python3 $pkg/torch_gemm.py "$out/qla.json" "$out/result.json" 2>&1 | tee -a "$out/gemm.log"
+# What comes back is at most 8 files: gemm.log, qla.json, result.json, sanitizers.log, gdn.log, gdn-*.json (3).
