@@ -133,6 +133,10 @@ Scalar Scalar::to(DType t) const {
   Value r;
   if (isa<IntegerType>(x.getType()) && isa<FloatType>(want))
     r = b.create<arith::SIToFPOp>(l, want, x);
+  else if (isa<IntegerType>(x.getType()) && isa<IntegerType>(want))
+    r = x.getType().getIntOrFloatBitWidth() > want.getIntOrFloatBitWidth()
+            ? Value(b.create<arith::TruncIOp>(l, want, x))
+            : Value(b.create<arith::ExtSIOp>(l, want, x));
   else if (isa<FloatType>(x.getType()) && isa<FloatType>(want))
     r = x.getType().getIntOrFloatBitWidth() > want.getIntOrFloatBitWidth()
             ? Value(b.create<arith::TruncFOp>(l, want, x))

@@ -19,7 +19,7 @@ compile sq8192n128 M=8192,N=8192,K=8192,BN=128,stages=5
 compile sq8192k128 M=8192,N=8192,K=8192,BK=128,BN=128,stages=3
 # GDN forward kernels, one folder per config (the three kernels each).
 gdn() {
-  for k in gdn_cumsum gdn_chunk_inverse gdn_chunk_forward; do
+  for k in gdn_offsets gdn_cumsum gdn_chunk_inverse gdn_chunk_forward; do
     "$qlac" compile $k --set "$2,initial_state=1,final_state=1" -o "$pkg/gdn/$1/$k" >/dev/null 2>&1
   done
   echo "$2" > "$pkg/gdn/$1/settings"; echo "compiled gdn $1: $2"

@@ -3,8 +3,10 @@
 // element checked against the float64 recurrence (CPU) or its double-precision NVRTC twin (GPU,
 // for long inputs); then CUDA-event timing of the three launches. Runtime only, no MLIR.
 //   qla_gpu_gdn DIR --set H=..,HV=..,K=..,V=..,BV=..[,gate_in_kernel=1,l2norm=1] [--json OUT] [--bench]
-// DIR holds gdn_cumsum/, gdn_chunk_inverse/ and gdn_chunk_forward/ compiled with those settings
-// (initial_state=1, final_state=1).
+// DIR holds gdn_offsets/, gdn_cumsum/, gdn_chunk_inverse/ and gdn_chunk_forward/ compiled with those
+// settings (initial_state=1, final_state=1). Everything goes through the entry point qla::gdn::ChunkForward
+// (fixed-length batches without cu_seqlens, varlen with it).
+#include "gdn/api/ChunkForward.h"
 #include "gdn/reference/GdnRandom.h"
 #include "gdn/reference/GdnReference.h"
 #include "gdn/reference/GpuReference.h"
@@ -83,61 +85,48 @@ std::map<std::string, int64_t> parseSettings(const std::string &s) {
   return m;
 }
 
-struct Kernels {
-  std::unique_ptr<CompiledKernel> cumsum, inverse, forward;
-};
-
 struct Run {
   double errO = 0, errState = 0, ms = 0;
   size_t unwritten = 0;
 };
 
-Run runProblem(Kernels &ks, const GdnProblem &p, int64_t BV, bool bench, bool cpuReference, uint64_t seed) {
+Run runProblem(ChunkForward &fwd, const GdnProblem &p, bool bench, bool cpuReference, uint64_t seed) {
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = seed, .gate = GdnGateKind::mixedDecay}));
-  const int64_t T = p.B * p.T, N = p.numSequences(), C = 64;
-  std::vector<double> cu;
-  if (p.varlen())
-    cu.assign(p.cuSeqlens.begin(), p.cuSeqlens.end());
-  else
-    for (int64_t i = 0; i <= N; ++i)
-      cu.push_back(double(i * p.T));
-  DeviceBuffer dCu = upload(cu, DType::i64), dQ = upload(in.q.data, DType::bf16), dK = upload(in.k.data, DType::bf16),
-               dV = upload(in.v.data, DType::bf16);
-  DeviceBuffer dGcum(T * p.HV * 4), dAinv(T * p.HV * C * 4), dO(T * p.HV * p.V * 2);
-  DeviceBuffer dH0 = upload(in.initialState.data, DType::f32), dHt(N * p.HV * p.K * p.V * 4);
-  DeviceBuffer dBeta = p.gateInKernel ? DeviceBuffer(T * p.HV * 4) : upload(in.beta.data, DType::f32);
-  DeviceBuffer dG = upload(p.gateInKernel ? in.a.data : in.g.data, DType::f32);
-  DeviceBuffer dB = upload(p.gateInKernel ? in.b.data : std::vector<double>{0}, DType::f32);
-  DeviceBuffer dALog = upload(p.gateInKernel ? in.aLog.data : std::vector<double>{0}, DType::f32);
-  DeviceBuffer dDt = upload(p.gateInKernel ? in.dtBias.data : std::vector<double>{0}, DType::f32);
+  const int64_t T = p.B * p.T, N = p.numSequences();
+  std::vector<double> cu(p.cuSeqlens.begin(), p.cuSeqlens.end());
+  DeviceBuffer dCu = upload(p.varlen() ? cu : std::vector<double>{0}, DType::i64);
+  DeviceBuffer dQ = upload(in.q.data, DType::bf16), dK = upload(in.k.data, DType::bf16), dV = upload(in.v.data, DType::bf16);
+  DeviceBuffer dO(T * p.HV * p.V * 2), dH0 = upload(in.initialState.data, DType::f32), dHt(N * p.HV * p.K * p.V * 4);
+  std::vector<double> none{0};
+  DeviceBuffer dG = upload(p.gateInKernel ? none : in.g.data, DType::f32), dBeta = upload(p.gateInKernel ? none : in.beta.data, DType::f32);
+  DeviceBuffer dA = upload(p.gateInKernel ? in.a.data : none, DType::f32), dB = upload(p.gateInKernel ? in.b.data : none, DType::f32);
+  DeviceBuffer dALog = upload(p.gateInKernel ? in.aLog.data : none, DType::f32);
+  DeviceBuffer dDt = upload(p.gateInKernel ? in.dtBias.data : none, DType::f32);
+  size_t wsBytes = fwd.workspaceBytes(T, N);
+  DeviceBuffer ws(wsBytes);
   dO.fill16(0x7FC1);       // bf16 NaN: unwritten outputs stay NaN
   dHt.fill32(0x7FC00001);  // f32 NaN
+  ws.fill32(0x7FC00001);
   auto t = [](const DeviceBuffer &b, DType d, std::vector<int64_t> shape) { return TensorArg{b.ptr(), d, shape, {}}; };
-  TensorArg cuArg = t(dCu, DType::i64, {N + 1});
-  std::vector<TensorArg> cumsumArgs{cuArg, t(dG, DType::f32, {T, p.HV}), t(dGcum, DType::f32, {T, p.HV})};
+  ChunkForwardTensors args;
+  args.q = t(dQ, DType::bf16, {p.B, p.T, p.H, p.K});
+  args.k = t(dK, DType::bf16, {p.B, p.T, p.H, p.K});
+  args.v = t(dV, DType::bf16, {p.B, p.T, p.HV, p.V});
+  args.o = t(dO, DType::bf16, {p.B, p.T, p.HV, p.V});
   if (p.gateInKernel) {
-    cumsumArgs.push_back(t(dB, DType::f32, {T, p.HV}));
-    cumsumArgs.push_back(t(dALog, DType::f32, {p.HV}));
-    cumsumArgs.push_back(t(dDt, DType::f32, {p.HV}));
-    cumsumArgs.push_back(t(dBeta, DType::f32, {T, p.HV}));
+    args.a = t(dA, DType::f32, {p.B, p.T, p.HV});
+    args.b = t(dB, DType::f32, {p.B, p.T, p.HV});
+    args.aLog = t(dALog, DType::f32, {p.HV});
+    args.dtBias = t(dDt, DType::f32, {p.HV});
+  } else {
+    args.g = t(dG, DType::f32, {p.B, p.T, p.HV});
+    args.beta = t(dBeta, DType::f32, {p.B, p.T, p.HV});
   }
-  std::vector<TensorArg> inverseArgs{cuArg, t(dK, DType::bf16, {T, p.H * p.K}), t(dBeta, DType::f32, {T, p.HV}),
-                                     t(dAinv, DType::f32, {T, p.HV * C})};
-  std::vector<TensorArg> forwardArgs{cuArg,
-                                     t(dQ, DType::bf16, {T, p.H * p.K}),
-                                     t(dK, DType::bf16, {T, p.H * p.K}),
-                                     t(dV, DType::bf16, {T, p.HV * p.V}),
-                                     t(dGcum, DType::f32, {T, p.HV}),
-                                     t(dBeta, DType::f32, {T, p.HV}),
-                                     t(dAinv, DType::f32, {T, p.HV * C}),
-                                     t(dO, DType::bf16, {T, p.HV * p.V}),
-                                     t(dH0, DType::f32, {N * p.HV * p.K, p.V}),
-                                     t(dHt, DType::f32, {N * p.HV * p.K, p.V})};
-  auto launchAll = [&] {
-    ks.cumsum->launch(cumsumArgs, nullptr, {uint32_t(p.HV), uint32_t(N), 1});
-    ks.inverse->launch(inverseArgs, nullptr, {uint32_t(p.HV), uint32_t(N), 1});
-    ks.forward->launch(forwardArgs, nullptr, {uint32_t(p.HV * (p.V / BV)), uint32_t(N), 1});
-  };
+  args.initialState = t(dH0, DType::f32, {N, p.HV, p.K, p.V});
+  args.finalState = t(dHt, DType::f32, {N, p.HV, p.K, p.V});
+  if (p.varlen())
+    args.cuSeqlens = t(dCu, DType::i64, {N + 1});
+  auto launchAll = [&] { fwd(args, ws.ptr(), wsBytes); };
   Driver &drv = Driver::get();
   launchAll();
   drv.check(drv.cuCtxSynchronize(), "gdn forward");
@@ -194,8 +183,9 @@ int main(int argc, char **argv) {
   Json rows = Json::array();
   try {
     drv.ensureContext();
-    Kernels ks{CompiledKernel::fromDirectory(dir + "/gdn_cumsum"), CompiledKernel::fromDirectory(dir + "/gdn_chunk_inverse"),
-               CompiledKernel::fromDirectory(dir + "/gdn_chunk_forward")};
+    ChunkForwardShape shape{s.at("H"), s.at("HV"), s.at("K"), s.at("V"), s.count("BV") ? s.at("BV") : 64,
+                            s.count("gate_in_kernel") && s.at("gate_in_kernel") != 0, true, true};
+    ChunkForward fwd = ChunkForward::fromDirectory(dir, shape);
     struct Case { int64_t B, T; std::vector<int64_t> cu; bool cpu; bool bench; };
     std::vector<Case> cases{{1, 1, {}, true, false},   {2, 63, {}, true, false},  {2, 64, {}, true, false},
                             {1, 65, {}, true, false},  {1, 1000, {}, true, false},
@@ -216,7 +206,7 @@ int main(int argc, char **argv) {
       p.l2normQK = s.count("l2norm") && s.at("l2norm");
       p.useInitialState = p.outputFinalState = true;
       uint64_t seed = rd();
-      Run r = runProblem(ks, p, s.count("BV") ? s.at("BV") : 64, bench && c.bench, c.cpu, seed);
+      Run r = runProblem(fwd, p, bench && c.bench, c.cpu, seed);
       bool ok = r.unwritten == 0 && r.errO <= 5e-3 && r.errState <= 5e-3;
       failures += !ok;
       ++runs;

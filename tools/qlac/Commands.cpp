@@ -71,14 +71,16 @@ Options parse(const Args &args, const char *command, bool needsOut) {
 std::unique_ptr<qla::dsl::Kernel> build(const Options &o) {
   if (o.kernel == "gemm")
     return qla::kernels::buildGemm(qla::kernels::parseGemmConfig(o.settings));
+  if (o.kernel == "gdn_offsets")
+    return qla::gdn::buildGdnOffsets(qla::gdn::parseGdnForwardConfig(o.settings));
   if (o.kernel == "gdn_cumsum")
     return qla::gdn::buildGdnCumsum(qla::gdn::parseGdnForwardConfig(o.settings));
   if (o.kernel == "gdn_chunk_inverse")
     return qla::gdn::buildGdnChunkInverse(qla::gdn::parseGdnForwardConfig(o.settings));
   if (o.kernel == "gdn_chunk_forward")
     return qla::gdn::buildGdnChunkForward(qla::gdn::parseGdnForwardConfig(o.settings));
-  throw qla::Error(fmt::format("unknown kernel '{}' (known: gemm, gdn_cumsum, gdn_chunk_inverse, "
-                               "gdn_chunk_forward)", o.kernel));
+  throw qla::Error(fmt::format("unknown kernel '{}' (known: gemm, gdn_offsets, gdn_cumsum, "
+                               "gdn_chunk_inverse, gdn_chunk_forward)", o.kernel));
 }
 
 void writeFile(const fs::path &p, const std::string &data) {

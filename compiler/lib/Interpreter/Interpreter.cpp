@@ -117,6 +117,8 @@ private:
         .Case([&](arith::OrIOp o) -> LogicalResult { setI(o, idx(o.getLhs()) | idx(o.getRhs())); return success(); })
         .Case([&](arith::MinSIOp o) -> LogicalResult { setI(o, std::min(idx(o.getLhs()), idx(o.getRhs()))); return success(); })
         .Case([&](arith::MaxSIOp o) -> LogicalResult { setI(o, std::max(idx(o.getLhs()), idx(o.getRhs()))); return success(); })
+        .Case([&](arith::ExtSIOp o) -> LogicalResult { setI(o, idx(o.getIn())); return success(); })
+        .Case([&](arith::TruncIOp o) -> LogicalResult { setI(o, idx(o.getIn())); return success(); })
         .Case([&](arith::IndexCastOp o) -> LogicalResult { setI(o, idx(o.getIn())); return success(); })
         .Case([&](arith::IndexCastUIOp o) -> LogicalResult { setI(o, idx(o.getIn())); return success(); })
         .Case([&](arith::AddFOp o) -> LogicalResult { setF(o, flt(o.getLhs()) + flt(o.getRhs())); return success(); })

@@ -1,0 +1,196 @@
+#include "gdn/api/ChunkForward.h"
+
+#include "qla/runtime/Error.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace qla::gdn {
+
+namespace {
+
+constexpr int64_t kChunk = 64;
+constexpr const char *kWho = "gdn chunk_forward";
+
+int64_t alignUp(int64_t x) { return (x + 255) / 256 * 256; }
+
+std::string readFile(const std::filesystem::path &p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f)
+    throw Error(fmt::format("{}: cannot read {} (compile the kernels with qlac first)", kWho, p.string()));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void expect(const TensorArg &t, const char *name, DType dtype, const std::vector<int64_t> &shape) {
+  auto fail = [&](const std::string &what) {
+    return Error(fmt::format("{}: argument '{}': expected {}, got {}", kWho, name, what,
+                             t.data ? fmt::format("a {} tensor of shape [{}]", dtypeName(t.dtype), fmt::join(t.shape, ", "))
+                                    : std::string("nothing")));
+  };
+  std::string want = fmt::format("a {} tensor of shape [{}]", dtypeName(dtype), fmt::join(shape, ", "));
+  if (!t.data || t.dtype != dtype || t.shape != shape)
+    throw fail(want);
+  if (!t.strides.empty()) {
+    std::vector<int64_t> rowMajor(shape.size(), 1);
+    for (size_t i = shape.size(); i-- > 1;)
+      rowMajor[i - 1] = rowMajor[i] * shape[i];
+    if (t.strides != rowMajor)
+      throw fail(want + " (contiguous)");
+  }
+  if (t.data % 16 != 0)
+    throw Error(fmt::format("{}: argument '{}': expected a 16-byte aligned address, got 0x{:x}", kWho, name, t.data));
+}
+
+void expectAbsent(const TensorArg &t, const char *name, const char *why) {
+  if (t.data)
+    throw Error(fmt::format("{}: argument '{}': expected nothing ({}), got a tensor", kWho, name, why));
+}
+
+struct Sizes {
+  int64_t B, T, N, tokens;
+  bool varlen;
+};
+
+Sizes sizesOf(const ChunkForwardTensors &t) {
+  if (t.q.shape.size() != 4)
+    throw Error(fmt::format("{}: argument 'q': expected shape [B, T, H, K], got [{}]", kWho, fmt::join(t.q.shape, ", ")));
+  Sizes s{t.q.shape[0], t.q.shape[1], 0, 0, t.cuSeqlens.data != 0};
+  s.tokens = s.B * s.T;
+  if (s.varlen) {
+    if (t.cuSeqlens.shape.size() != 1 || t.cuSeqlens.shape[0] < 2)
+      throw Error(fmt::format("{}: argument 'cu_seqlens': expected shape [N + 1] with N >= 1, got [{}]", kWho,
+                              fmt::join(t.cuSeqlens.shape, ", ")));
+    if (s.B != 1)
+      throw Error(fmt::format("{}: argument 'q': expected B = 1 with cu_seqlens, got B = {}", kWho, s.B));
+    s.N = t.cuSeqlens.shape[0] - 1;
+  } else {
+    s.N = s.B;
+  }
+  return s;
+}
+
+struct Layout {
+  int64_t offsets = 0, gcum = 0, beta = 0, ainv = 0, total = 0;
+};
+
+Layout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, int64_t sequences, bool varlen) {
+  Layout l;
+  int64_t at = 0;
+  l.offsets = at;
+  at += varlen ? 0 : alignUp((sequences + 1) * 8);
+  l.gcum = at;
+  at += alignUp(tokens * sh.HV * 4);
+  l.beta = at;
+  at += sh.gateInKernel ? alignUp(tokens * sh.HV * 4) : 0;
+  l.ainv = at;
+  at += alignUp(tokens * sh.HV * kChunk * 4);
+  l.total = std::max<int64_t>(at, 256);
+  return l;
+}
+
+} // namespace
+
+ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
+    : images_(std::move(images)), shape_(shape) {
+  if (shape_.H <= 0 || shape_.HV % shape_.H != 0 || shape_.BV <= 0 || shape_.V % shape_.BV != 0)
+    throw Error(fmt::format("{}: inconsistent kernel shape H = {}, HV = {}, V = {}, BV = {}", kWho, shape_.H, shape_.HV,
+                            shape_.V, shape_.BV));
+}
+
+ChunkForward ChunkForward::fromDirectory(const std::filesystem::path &dir, ChunkForwardShape shape) {
+  ChunkForwardImages images;
+  for (size_t i = 0; i < ChunkForwardImages::kNames.size(); ++i) {
+    auto sub = dir / ChunkForwardImages::kNames[i];
+    images.manifests[i] = Json::parse(readFile(sub / "manifest.json"));
+    images.cubins[i] = readFile(sub / "kernel.cubin");
+  }
+  return ChunkForward(std::move(images), shape);
+}
+
+size_t ChunkForward::workspaceBytes(int64_t tokens, int64_t sequences) const {
+  return static_cast<size_t>(workspaceLayout(shape_, tokens, sequences, false).total);
+}
+
+void ChunkForward::validate(const ChunkForwardTensors &t) const {
+  const ChunkForwardShape &sh = shape_;
+  Sizes s = sizesOf(t);
+  expect(t.q, "q", DType::bf16, {s.B, s.T, sh.H, sh.K});
+  expect(t.k, "k", DType::bf16, {s.B, s.T, sh.H, sh.K});
+  expect(t.v, "v", DType::bf16, {s.B, s.T, sh.HV, sh.V});
+  expect(t.o, "o", DType::bf16, {s.B, s.T, sh.HV, sh.V});
+  if (s.varlen)
+    expect(t.cuSeqlens, "cu_seqlens", DType::i64, {s.N + 1});
+  if (sh.gateInKernel) {
+    expectAbsent(t.g, "g", "the gate is computed in-kernel from a, b, A_log and dt_bias");
+    expectAbsent(t.beta, "beta", "the gate is computed in-kernel from a, b, A_log and dt_bias");
+    expect(t.a, "a", DType::f32, {s.B, s.T, sh.HV});
+    expect(t.b, "b", DType::f32, {s.B, s.T, sh.HV});
+    expect(t.aLog, "A_log", DType::f32, {sh.HV});
+    expect(t.dtBias, "dt_bias", DType::f32, {sh.HV});
+  } else {
+    expect(t.g, "g", DType::f32, {s.B, s.T, sh.HV});
+    expect(t.beta, "beta", DType::f32, {s.B, s.T, sh.HV});
+    for (auto [arg, name] : {std::pair{&t.a, "a"}, {&t.b, "b"}, {&t.aLog, "A_log"}, {&t.dtBias, "dt_bias"}})
+      expectAbsent(*arg, name, "these kernels take g and beta");
+  }
+  if (sh.initialState)
+    expect(t.initialState, "initial_state", DType::f32, {s.N, sh.HV, sh.K, sh.V});
+  else
+    expectAbsent(t.initialState, "initial_state", "these kernels were built without an initial state");
+  if (sh.finalState)
+    expect(t.finalState, "final_state", DType::f32, {s.N, sh.HV, sh.K, sh.V});
+  else
+    expectAbsent(t.finalState, "final_state", "these kernels were built without a final state");
+}
+
+void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspace, size_t workspaceBytes,
+                              CUstream stream) {
+  validate(t);
+  const ChunkForwardShape &sh = shape_;
+  Sizes s = sizesOf(t);
+  Layout l = workspaceLayout(sh, s.tokens, s.N, s.varlen);
+  if (!workspace || workspace % 256 != 0 || static_cast<int64_t>(workspaceBytes) < l.total)
+    throw Error(fmt::format("{}: argument 'workspace': expected {} bytes, 256-byte aligned (workspaceBytes({}, {})), "
+                            "got {} bytes at 0x{:x}",
+                            kWho, l.total, s.tokens, s.N, workspaceBytes, workspace));
+  for (size_t i = 0; i < loaded_.size(); ++i)
+    if (!loaded_[i])
+      loaded_[i] = std::make_unique<CompiledKernel>(images_.manifests[i], images_.cubins[i]);
+
+  const int64_t T = s.tokens, N = s.N;
+  auto packed = [](const TensorArg &x, DType d, std::vector<int64_t> shape) { return TensorArg{x.data, d, shape, {}}; };
+  auto scratch = [&](int64_t offset, DType d, std::vector<int64_t> shape) {
+    return TensorArg{workspace + static_cast<CUdeviceptr>(offset), d, shape, {}};
+  };
+  TensorArg cu = s.varlen ? packed(t.cuSeqlens, DType::i64, {N + 1}) : scratch(l.offsets, DType::i64, {N + 1});
+  TensorArg q = packed(t.q, DType::bf16, {T, sh.H * sh.K}), k = packed(t.k, DType::bf16, {T, sh.H * sh.K});
+  TensorArg gcum = scratch(l.gcum, DType::f32, {T, sh.HV}), ainv = scratch(l.ainv, DType::f32, {T, sh.HV * kChunk});
+  TensorArg beta = sh.gateInKernel ? scratch(l.beta, DType::f32, {T, sh.HV}) : packed(t.beta, DType::f32, {T, sh.HV});
+  const uint32_t hv = static_cast<uint32_t>(sh.HV), n = static_cast<uint32_t>(N);
+
+  if (!s.varlen)
+    loaded_[0]->launch({cu, q}, stream, {n + 1, 1, 1});
+  std::vector<TensorArg> cumsum{cu, packed(sh.gateInKernel ? t.a : t.g, DType::f32, {T, sh.HV}), gcum};
+  if (sh.gateInKernel) {
+    cumsum.push_back(packed(t.b, DType::f32, {T, sh.HV}));
+    cumsum.push_back(t.aLog);
+    cumsum.push_back(t.dtBias);
+    cumsum.push_back(beta);
+  }
+  loaded_[1]->launch(cumsum, stream, {hv, n, 1});
+  loaded_[2]->launch({cu, k, beta, ainv}, stream, {hv, n, 1});
+  std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum, beta, ainv,
+                                 packed(t.o, DType::bf16, {T, sh.HV * sh.V})};
+  if (sh.initialState)
+    forward.push_back(packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}));
+  if (sh.finalState)
+    forward.push_back(packed(t.finalState, DType::f32, {N * sh.HV * sh.K, sh.V}));
+  loaded_[3]->launch(forward, stream, {static_cast<uint32_t>(sh.HV * (sh.V / sh.BV)), n, 1});
+}
+
+} // namespace qla::gdn

@@ -1,0 +1,70 @@
+// qla::gdn::ChunkForward — the chunked GDN forward with flash-linear-attention's semantics
+// (chunk_gated_delta_rule), on device tensors, on the caller's stream. A call allocates nothing
+// and never synchronises, so it can be captured in a CUDA graph; scratch comes from the caller
+// (workspaceBytes). MLIR-free: the kernels come from `qlac compile` folders or from the JIT
+// (ChunkForwardJit.h).
+#ifndef QLA_KERNELS_GDN_API_CHUNKFORWARD_H
+#define QLA_KERNELS_GDN_API_CHUNKFORWARD_H
+
+#include "qla/runtime/CompiledKernel.h"
+#include "qla/runtime/Json.h"
+
+#include <array>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace qla::gdn {
+
+/// Device tensors of one call. Unused ones stay default (data == 0). Contiguous, row-major.
+struct ChunkForwardTensors {
+  TensorArg q, k;           // [B, T, H, K] bf16
+  TensorArg v;              // [B, T, HV, V] bf16
+  TensorArg g, beta;        // [B, T, HV] f32 (g log-space), unless the gate is computed in-kernel
+  TensorArg a, b;           // [B, T, HV] f32, gate in-kernel: g = −exp(A_log)·softplus(a + dt_bias), β = sigmoid(b)
+  TensorArg aLog, dtBias;   // [HV] f32, gate in-kernel
+  TensorArg initialState;   // [N, HV, K, V] f32, when the kernels were built with it
+  TensorArg finalState;     // [N, HV, K, V] f32, when the kernels were built with it
+  TensorArg cuSeqlens;      // [N + 1] i64, varlen (B == 1); values non-decreasing from 0 to T (not read here)
+  TensorArg o;              // [B, T, HV, V] bf16
+};
+
+/// What the kernels were built for (read from their manifests).
+struct ChunkForwardShape {
+  int64_t H = 0, HV = 0, K = 0, V = 0, BV = 0;
+  bool gateInKernel = false, initialState = false, finalState = false;
+};
+
+/// The five kernels: manifest + cubin each.
+struct ChunkForwardImages {
+  static constexpr std::array<const char *, 4> kNames = {"gdn_offsets", "gdn_cumsum", "gdn_chunk_inverse",
+                                                         "gdn_chunk_forward"};
+  std::array<Json, 4> manifests;
+  std::array<std::string, 4> cubins;
+};
+
+class ChunkForward {
+public:
+  ChunkForward(ChunkForwardImages images, ChunkForwardShape shape);
+  /// Loads DIR/<kernel>/{manifest.json,kernel.cubin} for each kernel as written by `qlac compile`.
+  static ChunkForward fromDirectory(const std::filesystem::path &dir, ChunkForwardShape shape);
+
+  const ChunkForwardShape &shape() const { return shape_; }
+  /// Scratch bytes for a call over `tokens` tokens (B·T) and `sequences` sequences (N).
+  size_t workspaceBytes(int64_t tokens, int64_t sequences) const;
+  /// Throws qla::Error("gdn chunk_forward: argument 'x': expected …, got …") for the first argument
+  /// that does not fit; needs no GPU.
+  void validate(const ChunkForwardTensors &t) const;
+  /// validate(), then the kernels on `stream`. Loads the kernels on the first call.
+  void operator()(const ChunkForwardTensors &t, CUdeviceptr workspace, size_t workspaceBytes,
+                  CUstream stream = nullptr);
+
+private:
+  ChunkForwardImages images_;
+  ChunkForwardShape shape_;
+  std::array<std::unique_ptr<CompiledKernel>, 4> loaded_;
+};
+
+} // namespace qla::gdn
+
+#endif

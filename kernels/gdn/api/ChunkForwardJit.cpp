@@ -1,0 +1,25 @@
+#include "gdn/api/ChunkForwardJit.h"
+
+#include "qla/dsl/Jit.h"
+
+namespace qla::gdn {
+
+ChunkForwardShape chunkForwardShape(const GdnForwardConfig &c) {
+  return {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, c.initialState, c.finalState};
+}
+
+ChunkForward buildChunkForward(const GdnForwardConfig &c) {
+  c.validate();
+  DiskCache cache(DiskCache::defaultRoot(), dsl::cacheVersionTag());
+  std::unique_ptr<dsl::Kernel> kernels[] = {buildGdnOffsets(c), buildGdnCumsum(c), buildGdnChunkInverse(c),
+                                            buildGdnChunkForward(c)};
+  ChunkForwardImages images;
+  for (size_t i = 0; i < 4; ++i) {
+    dsl::BuiltKernel built = dsl::buildKernel(*kernels[i], cache);
+    images.manifests[i] = built.entry.manifest;
+    images.cubins[i] = built.entry.files.at("kernel.cubin");
+  }
+  return ChunkForward(std::move(images), chunkForwardShape(c));
+}
+
+} // namespace qla::gdn

@@ -1,0 +1,85 @@
+// The GDN entry point without a GPU: its kernels build through the JIT into the disk cache, every
+// argument is validated with a message naming it, and the offsets kernel is right on the interpreter.
+#include "gdn/api/ChunkForwardJit.h"
+#include "qla/runtime/Error.h"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+using namespace qla;
+using namespace qla::gdn;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+GdnForwardConfig smallConfig() {
+  GdnForwardConfig c;
+  c.H = 1;
+  c.HV = 2;
+  c.K = 64;
+  c.V = 64;
+  c.initialState = true;
+  c.finalState = true;
+  return c;
+}
+
+TensorArg fake(DType d, std::vector<int64_t> shape) { return TensorArg{0x10000, d, std::move(shape), {}}; }
+
+ChunkForwardTensors goodArgs(int64_t B, int64_t T) {
+  ChunkForwardTensors t;
+  t.q = fake(DType::bf16, {B, T, 1, 64});
+  t.k = fake(DType::bf16, {B, T, 1, 64});
+  t.v = fake(DType::bf16, {B, T, 2, 64});
+  t.o = fake(DType::bf16, {B, T, 2, 64});
+  t.g = fake(DType::f32, {B, T, 2});
+  t.beta = fake(DType::f32, {B, T, 2});
+  t.initialState = fake(DType::f32, {B, 2, 64, 64});
+  t.finalState = fake(DType::f32, {B, 2, 64, 64});
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("ChunkForward validates every argument", "[gdn][api]") {
+  ChunkForward fwd = buildChunkForward(smallConfig());
+  CHECK_NOTHROW(fwd.validate(goodArgs(2, 100)));
+
+  auto t = goodArgs(2, 100);
+  t.beta.dtype = DType::bf16;
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("gdn chunk_forward: argument 'beta': expected a f32 tensor of "
+                                                       "shape [2, 100, 2], got a bf16 tensor of shape [2, 100, 2]"));
+  t = goodArgs(2, 100);
+  t.v.shape = {2, 100, 3, 64};
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'v': expected a bf16 tensor of shape [2, 100, 2, 64]"));
+  t = goodArgs(2, 100);
+  t.cuSeqlens = fake(DType::i64, {3});
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("expected B = 1 with cu_seqlens, got B = 2"));
+  t = goodArgs(1, 100);
+  t.cuSeqlens = fake(DType::i64, {4});
+  t.initialState.shape = {1, 2, 64, 64};
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'initial_state': expected a f32 tensor of shape [3, 2, 64, 64]"));
+  t = goodArgs(1, 100);
+  t.a = fake(DType::f32, {1, 100, 2});
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'a': expected nothing (these kernels take g and beta)"));
+  t = goodArgs(1, 100);
+  t.finalState = TensorArg{};
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'final_state': expected a f32 tensor"));
+  t = goodArgs(1, 100);
+  t.q.data = 0x10002;
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'q': expected a 16-byte aligned address"));
+}
+
+TEST_CASE("ChunkForward needs a workspace of workspaceBytes", "[gdn][api]") {
+  ChunkForward fwd = buildChunkForward(smallConfig());
+  size_t need = fwd.workspaceBytes(200, 2);
+  CHECK(need >= 200 * 2 * 64 * 4);
+  CHECK_THROWS_WITH(fwd(goodArgs(2, 100), 0x100000, need - 256),
+                    ContainsSubstring("argument 'workspace': expected " + std::to_string(need) + " bytes"));
+}
+
+TEST_CASE("gdn_offsets writes 0, T, 2T, ... on the interpreter", "[gdn][interpreter]") {
+  auto k = buildGdnOffsets(smallConfig());
+  HostTensor cu{{4}, {-1, -1, -1, -1}}, q{{3 * 50, 64}, std::vector<double>(150 * 64, 0.5)};
+  k->interpret({&cu, &q}, {4, 1, 1});
+  CHECK(cu.data == std::vector<double>{0, 50, 100, 150});
+}
