@@ -56,9 +56,10 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
     else if (key == "final_state") c.finalState = v != 0;
     else if (key == "state_v_first") c.stateVFirst = v != 0;
     else if (key == "BV") c.BV = int64_t(v);
+    else if (key == "precise") c.precise = v != 0;
     else
       throw Error(fmt::format("gdn forward: unknown setting '{}' (known: H, HV, K, V, scale, gate_in_kernel, "
-                              "l2norm, initial_state, final_state, state_v_first, BV)", key));
+                              "l2norm, initial_state, final_state, state_v_first, BV, precise)", key));
   }
   c.validate();
   return c;

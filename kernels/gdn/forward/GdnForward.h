@@ -29,6 +29,7 @@ struct GdnForwardConfig {
   bool finalState = false;
   bool stateVFirst = false;    // not supported yet: refused
   int64_t BV = 64;             // state columns per block of gdn_chunk_forward (a divisor of V)
+  bool precise = true;         // f32 operands of the state products as bf16 hi + lo (3 more gemms a chunk)
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.
