@@ -123,8 +123,9 @@ func.func @k(%A: !qla.tensor<256x64xbf16> {qla.name = "A"}, %B: !qla.tensor<256x
     %y = arith.truncf %x : f32 to bf16
     qla.yield %y : bf16
   }
-  // store: element by element, each guarded by the tensor's extents (256 rows, 512 columns); the row
-  // stride is 512 elements. Row = block row (by) + this thread's row, column = bx + its column.
+  // store: accumulator elements come in column pairs (e, e+1): a 2-element store when the second column
+  // is inside the tensor (256 rows, 512 columns; row stride 512), else the first alone if it is inside.
+  // Row = block row (by) + this thread's row, column = bx + its column.
   // CHECK: %[[R0:.*]] = arith.index_cast %[[BYI]] : index to i32
   // CHECK-NEXT: %[[ROW:.*]] = arith.addi %[[R0]], %{{.*}} : i32
   // CHECK-NEXT: %[[ROWS:.*]] = arith.constant 256 : i32
@@ -132,16 +133,25 @@ func.func @k(%A: !qla.tensor<256x64xbf16> {qla.name = "A"}, %B: !qla.tensor<256x
   // CHECK: %[[STRIDE:.*]] = arith.constant 512 : i64
   // CHECK-NEXT: arith.muli %{{.*}}, %[[STRIDE]] : i64
   // CHECK: %[[C0:.*]] = arith.index_cast %[[BXI]] : index to i32
-  // CHECK-NEXT: %[[COL:.*]] = arith.addi %[[C0]], %{{.*}} : i32
+  // CHECK-NEXT: %[[COL:.*]] = arith.addi %[[C0]], %[[COLOFF:.*]] : i32
   // CHECK-NEXT: %[[COLS:.*]] = arith.constant 512 : i32
   // CHECK-NEXT: %[[INC:.*]] = arith.cmpi slt, %[[COL]], %[[COLS]] : i32
   // CHECK-NEXT: %[[IN:.*]] = arith.andi %{{.*}}, %[[INC]] : i1
   // CHECK: %[[PTR:.*]] = llvm.getelementptr %[[C]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, bf16
-  // CHECK: scf.if %[[IN]] {
+  // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
+  // CHECK-NEXT: %[[COLOFF1:.*]] = arith.addi %[[COLOFF]], %[[ONE]] : i32
+  // CHECK: %[[COL1:.*]] = arith.addi %{{.*}}, %[[COLOFF1]] : i32
+  // CHECK-NEXT: %[[COLS1:.*]] = arith.constant 512 : i32
+  // CHECK-NEXT: %[[INC1:.*]] = arith.cmpi slt, %[[COL1]], %[[COLS1]] : i32
+  // CHECK-NEXT: %[[IN1:.*]] = arith.andi %{{.*}}, %[[INC1]] : i1
+  // CHECK: scf.if %[[IN1]] {
+  // CHECK-NEXT: llvm.store %[[PAIR:.*]], %[[PTR]] {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+  // CHECK-NEXT: } else {
+  // CHECK-NEXT: scf.if %[[IN]] {
   // CHECK-NEXT: llvm.store %{{.*}}, %[[PTR]] : bf16, !llvm.ptr<1>
-  // 64 rows x 128 columns over 128 threads: 64 elements each.
-  // CHECK-COUNT-63: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
-  // CHECK-NOT: llvm.store
+  // 64 rows x 128 columns over 128 threads: 64 elements, 32 pairs each.
+  // CHECK-COUNT-31: llvm.store %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+  // CHECK-NOT: vector<2xbf16>, !llvm.ptr<1>
   qla.store %o, %C[%by, %bx] : !out, !qla.tensor<256x512xbf16>
   // CHECK-NOT: qla.
   return
@@ -155,7 +165,13 @@ func.func @k(%A: !qla.tensor<256x64xbf16> {qla.name = "A"}, %B: !qla.tensor<256x
 // CHECK: %[[BC:.*]] = arith.index_cast %[[EC]] : index to i32
 // CHECK-NEXT: %[[LC:.*]] = arith.cmpi slt, %[[COL:.*]], %[[BC]] : i32
 // CHECK-NEXT: %[[IN:.*]] = arith.andi %{{.*}}, %[[LC]] : i1
-// CHECK: scf.if %[[IN]] {
+// CHECK: %[[BC1:.*]] = arith.index_cast %[[EC]] : index to i32
+// CHECK-NEXT: %[[LC1:.*]] = arith.cmpi slt, %[[COL1:.*]], %[[BC1]] : i32
+// CHECK-NEXT: %[[IN1:.*]] = arith.andi %{{.*}}, %[[LC1]] : i1
+// CHECK: scf.if %[[IN1]] {
+// CHECK-NEXT: llvm.store %{{.*}} : vector<2xbf16>, !llvm.ptr<1>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.if %[[IN]] {
 // CHECK-NEXT: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
 func.func @store_with_bounds(%o: !out, %C: !qla.tensor<256x512xbf16>, %endRow: index, %endCol: index) {
   %c0 = arith.constant 0 : index

@@ -41,11 +41,11 @@
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // After the loop: drain the wgmma groups, convert this thread's 128x256 / 256 = 128 elements to bf16
-// and store them, each one guarded.
+// and store them in 64 column pairs (each with a one-element fallback at the right edge).
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-COUNT-128: llvm.fptrunc %{{.*}} : f32 to bf16
-// CHECK-COUNT-128: llvm.store %{{.*}}, %{{.*}} : bf16, !llvm.ptr<1>
-// CHECK-NOT: llvm.store
+// CHECK-COUNT-64: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// CHECK-NOT: vector<2xbf16>, !llvm.ptr<1>
 // CHECK: llvm.return
 func.func @gemm(%A: !qla.tensor<1024x512xbf16> {qla.name = "A"}, %B: !qla.tensor<768x512xbf16> {qla.name = "B"},
                 %C: !qla.tensor<1024x768xbf16> {qla.name = "C"})
