@@ -85,7 +85,10 @@ CompiledPtx Kernel::compile(const CompileOptions &options) const {
     return success();
   });
   auto fail = [&](const char *stage) {
-    return Error(fmt::format("kernel '{}': {} failed:\n  {}", name_, stage, fmt::join(errors, "\n  ")));
+    std::string why = fmt::format("kernel '{}': {} failed:\n  {}", name_, stage, fmt::join(errors, "\n  "));
+    if (!remarks.empty()) // e.g. why a loop was not pipelined, which often explains the error
+      why += fmt::format("\n  remarks:\n  {}", fmt::join(remarks, "\n  "));
+    return Error(why);
   };
   if (failed(verify(*module)))
     throw fail("IR verification");

@@ -181,8 +181,16 @@ int checkGdn(const std::string &settings) {
     auto eq = item.find('=');
     if (eq == std::string::npos)
       throw qla::Error(fmt::format("gdn: setting '{}' is not KEY=VALUE", item));
-    std::string key = item.substr(0, eq);
-    int64_t v = std::stoll(item.substr(eq + 1));
+    std::string key = item.substr(0, eq), text = item.substr(eq + 1);
+    int64_t v = 0;
+    try {
+      size_t used = 0;
+      v = std::stoll(text, &used);
+      if (used != text.size())
+        throw std::invalid_argument(text);
+    } catch (...) {
+      throw qla::Error(fmt::format("gdn: setting '{}' needs an integer value, got '{}'", key, text));
+    }
     if (key == "B") p.B = v;
     else if (key == "T") p.T = v;
     else if (key == "H") p.H = v;

@@ -157,16 +157,20 @@ func.func @k(%A: !qla.tensor<256x64xbf16> {qla.name = "A"}, %B: !qla.tensor<256x
   return
 }
 
-// A store with bounds compares each element's row and column with them (here instead of the extents).
+// A store with bounds compares each element's row and column with the smaller of the bound and the
+// tensor's extent (256 rows, 512 columns), so a bound past the tensor's end cannot write past it.
 // CHECK-LABEL: func.func @store_with_bounds(
 // CHECK-SAME: %{{[^:]*}}: vector<64xbf16>, %[[C:[^:]*]]: !llvm.ptr<1>, %[[ER:[^:]*]]: index, %[[EC:[^:]*]]: index)
 // CHECK: %[[BR:.*]] = arith.index_cast %[[ER]] : index to i32
-// CHECK-NEXT: %[[LR:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[BR]] : i32
+// CHECK-NEXT: %[[MR:.*]] = arith.minsi %[[BR]], %{{.*}} : i32
+// CHECK-NEXT: %[[LR:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[MR]] : i32
 // CHECK: %[[BC:.*]] = arith.index_cast %[[EC]] : index to i32
-// CHECK-NEXT: %[[LC:.*]] = arith.cmpi slt, %[[COL:.*]], %[[BC]] : i32
+// CHECK-NEXT: %[[MC:.*]] = arith.minsi %[[BC]], %{{.*}} : i32
+// CHECK-NEXT: %[[LC:.*]] = arith.cmpi slt, %[[COL:.*]], %[[MC]] : i32
 // CHECK-NEXT: %[[IN:.*]] = arith.andi %{{.*}}, %[[LC]] : i1
 // CHECK: %[[BC1:.*]] = arith.index_cast %[[EC]] : index to i32
-// CHECK-NEXT: %[[LC1:.*]] = arith.cmpi slt, %[[COL1:.*]], %[[BC1]] : i32
+// CHECK-NEXT: %[[MC1:.*]] = arith.minsi %[[BC1]], %{{.*}} : i32
+// CHECK-NEXT: %[[LC1:.*]] = arith.cmpi slt, %[[COL1:.*]], %[[MC1]] : i32
 // CHECK-NEXT: %[[IN1:.*]] = arith.andi %{{.*}}, %[[LC1]] : i1
 // CHECK: scf.if %[[IN1]] {
 // CHECK-NEXT: llvm.store %{{.*}} : vector<2xbf16>, !llvm.ptr<1>

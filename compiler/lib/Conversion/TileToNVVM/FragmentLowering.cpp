@@ -17,6 +17,19 @@ Value insert(OpBuilder &b, Location loc, Value vec, Value v, int64_t e) {
   return b.create<LLVM::InsertElementOp>(loc, vec, v, i64Const(b, loc, e));
 }
 
+} // namespace
+
+Value extentLimit(OpBuilder &b, Location loc, qla::TensorType t, ValueRange bounds, int64_t d) {
+  int64_t extent = t.getShape()[d];
+  Value fromExtent = extent == ShapedType::kDynamic ? Value() : i32Const(b, loc, extent);
+  if (bounds.empty())
+    return fromExtent;
+  Value bound = toI32(b, loc, bounds[d]);
+  return fromExtent ? b.create<arith::MinSIOp>(loc, bound, fromExtent).getResult() : bound;
+}
+
+namespace {
+
 /// Global address of tensor element `offsets + coords` and whether it is inside the bounds.
 std::pair<Value, Value> globalElement(OpBuilder &b, Location loc, Value base, qla::TensorType t, ValueRange offsets,
                                       ValueRange bounds, ArrayRef<Value> coords) {
@@ -25,9 +38,7 @@ std::pair<Value, Value> globalElement(OpBuilder &b, Location loc, Value base, ql
   Value inside = b.create<arith::ConstantIntOp>(loc, b.getI1Type(), 1);
   for (size_t d = 0; d < coords.size(); ++d) {
     Value pos = b.create<arith::AddIOp>(loc, toI32(b, loc, offsets[d]), coords[d]);
-    int64_t extent = t.getShape()[d];
-    Value limit = !bounds.empty() ? toI32(b, loc, bounds[d])
-                  : extent == ShapedType::kDynamic ? Value() : i32Const(b, loc, extent);
+    Value limit = extentLimit(b, loc, t, bounds, d);
     if (limit)
       inside = b.create<arith::AndIOp>(loc, inside,
                                        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, pos, limit));

@@ -69,6 +69,9 @@ inline void blockBarrier(OpBuilder &b, Location loc) { b.create<NVVM::Barrier0Op
 void fenceSharedForAsync(OpBuilder &b, Location loc);
 /// Byte offset of logical element (row, col) of a shared tile in its stored, swizzled layout.
 Value sharedOffset(OpBuilder &b, Location loc, TileType tile, Value row, Value col);
+/// The exclusive limit of dimension d of a copy or store: the smaller of its bound and the tensor's
+/// static extent (null when neither is known; dynamic extents arrive as bounds).
+Value extentLimit(OpBuilder &b, Location loc, qla::TensorType t, ValueRange bounds, int64_t d);
 /// `then` under `cond`, yielding its value or zero of `type` otherwise (no value when type is null).
 Value guarded(OpBuilder &b, Location loc, Value cond, Type type, function_ref<Value(OpBuilder &, Location)> then);
 

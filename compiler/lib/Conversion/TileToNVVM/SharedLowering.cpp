@@ -144,9 +144,7 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
                   Value inside = b.create<arith::ConstantIntOp>(l, b.getI1Type(), 1);
                   for (size_t d = 0; d < c.size(); ++d) {
                     Value pos = b.create<arith::AddIOp>(l, toI32(b, l, a.getOffsets()[d]), c[d]);
-                    Value limit = !a.getBounds().empty() ? toI32(b, l, a.getBounds()[d])
-                                  : src.getShape()[d] == ShapedType::kDynamic ? Value()
-                                                                              : i32Const(b, l, src.getShape()[d]);
+                    Value limit = extentLimit(b, l, src, a.getBounds(), d);
                     if (limit)
                       inside = b.create<arith::AndIOp>(
                           l, inside, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, pos, limit));

@@ -22,11 +22,14 @@ def QlaPipeline : Pass<"qla-pipeline", "::mlir::ModuleOp"> {
 }
 
 def QlaAssignLayouts : Pass<"qla-assign-layouts", "::mlir::ModuleOp"> {
-  let summary = "Choose shared-memory swizzles and register-fragment layouts";
+  let summary = "Choose register-fragment distributions and shared-memory layouts";
   let description = [{
-    A shared tile whose rows are 32, 64 or 128 bytes gets that swizzle (the largest that divides its
-    row), which is used for both its TMA box and its wgmma descriptors. A 2-D f32/bf16 fragment is
-    distributed like wgmma accumulators over the kernel's warpgroups (rows split in blocks of 64).
+    A 2-D fragment with rows a multiple of 64 and 8 to 256 columns is distributed like wgmma
+    accumulators over the kernel's warpgroups; any other fragment round-robin over the threads
+    (#qla.strided). A shared tile is stored K-major for the gemms that read it: as is, or transposed
+    (#qla.swizzle<bytes, transposed = true>), with the swizzle its stored rows allow (32, 64 or
+    128-byte column blocks); a tile that gemms need both ways is produced twice. A gemm's
+    register-fragment A is written to shared memory first (qla.share).
   }];
 }
 
@@ -46,7 +49,8 @@ def QlaPlanSmem : Pass<"qla-plan-smem", "::mlir::ModuleOp"> {
 def QlaConvertToNVVM : Pass<"qla-convert-to-nvvm", "::mlir::ModuleOp"> {
   let summary = "Lower qla kernels to the LLVM and NVVM dialects";
   let description = [{
-    Kernels become `llvm.func`s with `nvvm.kernel`. Each tensor argument becomes a global pointer;
+    Kernels become functions on LLVM types (`nvvm.kernel` and the by-value tensor-map attributes are
+    set when PTX is emitted, from `qla.abi`). Each tensor argument becomes a global pointer;
     each distinct TMA (tensor, box, swizzle) becomes a by-value `__grid_constant__` CUtensorMap
     parameter appended after them. The kernel's ABI (parameters, tensor maps, launch shape, shared
     memory) is recorded in the `qla.abi` attribute of the module for the runtime's manifest.
