@@ -29,5 +29,5 @@ gdn gated H=2,HV=4,K=128,V=128,BV=64,gate_in_kernel=1,l2norm=1
 gdn q35b H=16,HV=32,K=128,V=128,BV=64
 cp "$build/tests/qla_gpu_gemm" "$build/tests/qla_gpu_gdn" "$pkg/"
 cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$pkg/lib/"
-cp "$root/scripts/device/torch_gemm.py" "$root/scripts/device/run_gemm.sh" "$pkg/"
+cp "$root/scripts/device/torch_gemm.py" "$root/scripts/device/fla_gdn.py" "$root/scripts/device/run_gemm.sh" "$pkg/"
 du -sh "$pkg"

@@ -24,6 +24,14 @@ for tool in memcheck racecheck; do
   echo "gdn $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1))"
   cat /tmp/san.log >> "$out/sanitizers.log"
 done
+echo "== flash-linear-attention beside it: (16, 32) 4x8192, K = V = 128"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 $pkg/fla_gdn.py /tmp/fla.json 16 32 4 8192 2>&1 | tail -3 | tee -a "$out/gdn.log"
+else
+  echo "no .whl folder carried: FLA not run"
+fi
 echo "== torch.matmul (cuBLAS) on the same shapes"
 python3 $pkg/torch_gemm.py "$out/qla.json" "$out/result.json" 2>&1 | tee -a "$out/gemm.log"
-# What comes back is at most 8 files: gemm.log, qla.json, result.json, sanitizers.log, gdn.log, gdn-*.json (3).
+# What comes back is at most 8 files: gemm.log, qla.json, result.json, sanitizers.log, gdn.log, gdn-*.json (3);
+# fla.json is merged into gdn.log's tail when the file count is full.

@@ -47,6 +47,12 @@ namespace qla {
   X(cuEventElapsedTime)                                                                            \
   X(cuEventDestroy)                                                                                \
   X(cuTensorMapEncodeTiled)                                                                        \
+  X(cuStreamBeginCapture)                                                                          \
+  X(cuStreamEndCapture)                                                                            \
+  X(cuGraphInstantiate)                                                                            \
+  X(cuGraphLaunch)                                                                                 \
+  X(cuGraphDestroy)                                                                                \
+  X(cuGraphExecDestroy)                                                                            \
   X(cuGetErrorName)                                                                                \
   X(cuGetErrorString)
 
