@@ -172,6 +172,9 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   TensorArg gcum = scratch(l.gcum, DType::f32, {T, sh.HV}), ainv = scratch(l.ainv, DType::f32, {T, sh.HV * kChunk});
   TensorArg beta = sh.gateInKernel ? scratch(l.beta, DType::f32, {T, sh.HV}) : packed(t.beta, DType::f32, {T, sh.HV});
   const uint32_t hv = static_cast<uint32_t>(sh.HV), n = static_cast<uint32_t>(N);
+  // Chunks of the longest sequence: exact for a fixed-length batch; for varlen the whole batch's
+  // count bounds it (cu_seqlens stays on the device; blocks past a sequence's end do nothing).
+  const uint32_t chunks = static_cast<uint32_t>(std::max<int64_t>(1, ((s.varlen ? T : s.T) + kChunk - 1) / kChunk));
 
   if (!s.varlen)
     loaded_[0]->launch({cu, q}, stream, {n + 1, 1, 1});
@@ -182,8 +185,8 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     cumsum.push_back(t.dtBias);
     cumsum.push_back(beta);
   }
-  loaded_[1]->launch(cumsum, stream, {hv, n, 1});
-  loaded_[2]->launch({cu, k, beta, ainv}, stream, {hv, n, 1});
+  loaded_[1]->launch(cumsum, stream, {hv, n, chunks});
+  loaded_[2]->launch({cu, k, beta, ainv}, stream, {hv, n, chunks});
   std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum, beta, ainv,
                                  packed(t.o, DType::bf16, {T, sh.HV * sh.V})};
   if (sh.initialState)

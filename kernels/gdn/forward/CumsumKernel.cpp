@@ -25,11 +25,12 @@ std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c) {
     betaOut = std::make_unique<dsl::Tensor>(k->tensor("beta", {-1, c.HV}, DType::f32));
   }
   k->threads(128);
-  k->grid(c.HV, -1);
+  k->grid(c.HV, -1, -1); // (value head, sequence, chunk): chunks are independent here
 
-  Index hv = k->blockId(0), n = k->blockId(1);
+  Index hv = k->blockId(0), n = k->blockId(1), chunkId = k->blockId(2);
   Index bos = k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
-  k->loop(0, (eos - bos + (C - 1)) / C, 1, 1, {}, [&](Index chunk, const Tiles &) {
+  // Blocks past the sequence's last chunk run no iteration (the grid's z extent is an upper bound).
+  k->loop(chunkId, k->min(chunkId + 1, (eos - bos + (C - 1)) / C), 1, 1, {}, [&](Index chunk, const Tiles &) {
     Index t0 = bos + chunk * C;
     auto g = k->load(gIn, {t0, hv}, {C, 1}, {eos, c.HV});
     if (c.gateInKernel) {

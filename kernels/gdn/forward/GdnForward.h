@@ -1,6 +1,7 @@
 // The Gated DeltaNet chunked-prefill forward (GDN.md §2, "the faster algebra") as DSL programs:
 //   gdn_cumsum         chunk-local cumsum of g (optionally the gate computed in-kernel: g and β)
 //   gdn_chunk_inverse  A₀ = (I + StrictLower(diag(β) Kc Kcᵀ))⁻¹ per chunk, gate-free
+//                      (both: grid (HV, N, chunks of the longest sequence), one chunk a block)
 //   gdn_chunk_forward  the state recurrence and the output, one block per (value head, BV columns of
 //                      the state, sequence): grid (HV * V / BV, N),
 //                      with Vn = (Γ ∘ A₀ ∘ β) · (Vc − exp(G) ∘ Kc·H): no W or U in global memory.

@@ -54,7 +54,10 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in) {
   HostTensor v = packed(in.v, {T, p.HV * p.V}, true);
   HostTensor gcum = zeros({T, p.HV}), ainv = zeros({T, p.HV * C}), o = zeros({T, p.HV * p.V});
   HostTensor beta = c.gateInKernel ? zeros({T, p.HV}) : packed(in.beta, {T, p.HV});
-  const std::array<int64_t, 3> grid{p.HV, N, 1};
+  int64_t longest = 0;
+  for (int64_t i = 0; i < N; ++i)
+    longest = std::max<int64_t>(longest, int64_t(cu.data[i + 1] - cu.data[i]));
+  const std::array<int64_t, 3> grid{p.HV, N, std::max<int64_t>(1, (longest + C - 1) / C)};
   if (c.gateInKernel) {
     HostTensor a = packed(in.a, {T, p.HV}), b = packed(in.b, {T, p.HV});
     HostTensor aLog = packed(in.aLog, {p.HV}), dtBias = packed(in.dtBias, {p.HV});

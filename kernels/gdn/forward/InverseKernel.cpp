@@ -19,11 +19,12 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   auto betaIn = k->tensor("beta", {-1, c.HV}, DType::f32);
   auto ainv = k->tensor("ainv", {-1, c.HV * C}, DType::f32);
   k->threads(128);
-  k->grid(c.HV, -1);
+  k->grid(c.HV, -1, -1); // (value head, sequence, chunk): chunks are independent here
 
-  Index hv = k->blockId(0), n = k->blockId(1), h = hv / (c.HV / c.H);
+  Index hv = k->blockId(0), n = k->blockId(1), chunkId = k->blockId(2), h = hv / (c.HV / c.H);
   Index bos = k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
-  k->loop(0, (eos - bos + (C - 1)) / C, 1, 1, {}, [&](Index chunk, const Tiles &) {
+  // Blocks past the sequence's last chunk run no iteration (the grid's z extent is an upper bound).
+  k->loop(chunkId, k->min(chunkId + 1, (eos - bos + (C - 1)) / C), 1, 1, {}, [&](Index chunk, const Tiles &) {
     Index t0 = bos + chunk * C;
     auto kc = keyTile(*k, keys, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK);
     auto kk = k->gemm(kc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
