@@ -118,6 +118,84 @@ struct ShareLowering : OpConversionPattern<ShareOp> {
 };
 
 /// A copy into shared memory that TMA does not perform: every thread loads elements round-robin.
+/// 16-byte pieces of rows: each thread loads whole pieces (one vector load when the piece is inside
+/// the bounds and the column offset is piece-aligned, element by element otherwise) and stores them
+/// (one 16-byte store unless the tile is stored transposed). False when the tile's rows or the tensor's
+/// strides do not come in whole pieces; the caller then copies element by element.
+bool copyVectorized(ConversionPatternRewriter &rw, Location loc, CopyOp op, CopyOp::Adaptor a, Value base,
+                    int64_t threads, Value tid) {
+  TileType tile = op.getType();
+  auto src = op.getSource().getType();
+  SmallVector<int64_t> strides = src.getEffectiveStrides();
+  Type elt = tile.getElementType();
+  int64_t eb = elementBytes(elt), vec = 16 / std::max<int64_t>(eb, 1);
+  if (tile.getRank() != 2 || vec < 2 || tile.getShape()[1] % vec != 0 || strides[1] != 1 || strides[0] % vec != 0)
+    return false;
+  auto layout = cast<SwizzleAttr>(tile.getLayout());
+  int64_t rows = tile.getShape()[0], pieces = tile.getShape()[1] / vec, total = rows * pieces;
+  auto vt = VectorType::get({vec}, elt);
+  Value off0 = toI32(rw, loc, a.getOffsets()[0]), off1 = toI32(rw, loc, a.getOffsets()[1]);
+  Value limit0 = extentLimit(rw, loc, src, a.getBounds(), 0), limit1 = extentLimit(rw, loc, src, a.getBounds(), 1);
+  Value aligned = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                           rw.create<arith::RemUIOp>(loc, off1, i32Const(rw, loc, vec)),
+                                           i32Const(rw, loc, 0));
+  auto ptrAt = [&](OpBuilder &b, Location l, Value row, Value col) {
+    Value linear = b.create<arith::AddIOp>(
+        l, b.create<arith::MulIOp>(l, b.create<arith::ExtSIOp>(l, b.getI64Type(), row), i64Const(b, l, strides[0])),
+        b.create<arith::ExtSIOp>(l, b.getI64Type(), col));
+    return b.create<LLVM::GEPOp>(l, a.getSource().getType(), elt, a.getSource(), ValueRange{linear}).getResult();
+  };
+  auto below = [&](OpBuilder &b, Location l, Value x, Value limit) -> Value {
+    if (!limit)
+      return b.create<arith::ConstantIntOp>(l, b.getI1Type(), 1);
+    return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, limit);
+  };
+  for (int64_t e = 0; e * threads < total; ++e) {
+    Value lin = rw.create<arith::AddIOp>(loc, i32Const(rw, loc, e * threads), tid);
+    Value exists = (e + 1) * threads <= total
+                       ? Value()
+                       : rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, lin, i32Const(rw, loc, total));
+    guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
+      Value r = b.create<arith::DivUIOp>(l, lin, i32Const(b, l, pieces));
+      Value c0 = b.create<arith::MulIOp>(l, b.create<arith::RemUIOp>(l, lin, i32Const(b, l, pieces)), i32Const(b, l, vec));
+      Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
+      Value rowInside = below(b, l, row, limit0);
+      Value lastCol = b.create<arith::AddIOp>(l, col, i32Const(b, l, vec - 1));
+      Value whole = b.create<arith::AndIOp>(l, b.create<arith::AndIOp>(l, rowInside, below(b, l, lastCol, limit1)),
+                                            aligned);
+      auto piece = b.create<scf::IfOp>(
+          l, whole,
+          [&](OpBuilder &t, Location tl) {
+            t.create<scf::YieldOp>(tl, ValueRange{t.create<LLVM::LoadOp>(tl, vt, ptrAt(t, tl, row, col), 16).getResult()});
+          },
+          [&](OpBuilder &t, Location tl) {
+            Value v = t.create<LLVM::UndefOp>(tl, vt);
+            for (int64_t i = 0; i < vec; ++i) {
+              Value ci = t.create<arith::AddIOp>(tl, col, i32Const(t, tl, i));
+              Value inside = t.create<arith::AndIOp>(tl, rowInside, below(t, tl, ci, limit1));
+              Value x = guarded(t, tl, inside, elt, [&](OpBuilder &g, Location gl) -> Value {
+                return g.create<LLVM::LoadOp>(gl, elt, ptrAt(g, gl, row, ci));
+              });
+              v = t.create<LLVM::InsertElementOp>(tl, v, x, i64Const(t, tl, i));
+            }
+            t.create<scf::YieldOp>(tl, v);
+          });
+      Value v = piece.getResult(0);
+      if (!layout.getTransposed()) {
+        b.create<LLVM::StoreOp>(l, v, gepBytes(b, l, base, sharedOffset(b, l, tile, r, c0)), 16);
+        return {};
+      }
+      for (int64_t i = 0; i < vec; ++i) {
+        Value ci = b.create<arith::AddIOp>(l, c0, i32Const(b, l, i));
+        b.create<LLVM::StoreOp>(l, b.create<LLVM::ExtractElementOp>(l, v, i64Const(b, l, i)),
+                                gepBytes(b, l, base, sharedOffset(b, l, tile, r, ci)));
+      }
+      return {};
+    });
+  }
+  return true;
+}
+
 struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(CopyOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
@@ -138,6 +216,12 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
     Type elt = tile.getElementType();
     SmallVector<int64_t> strides = src.getEffectiveStrides();
     blockBarrier(rw, loc);
+    if (copyVectorized(rw, loc, op, a, base, spread.threads, tid)) {
+      fenceSharedForAsync(rw, loc);
+      blockBarrier(rw, loc);
+      rw.replaceOp(op, base);
+      return success();
+    }
     writeShared(rw, loc, tile, base, spread, tid,
                 [&](OpBuilder &b, Location l, int64_t, ArrayRef<Value> c, Value &) -> Value {
                   Value linear = i64Const(b, l, 0);
