@@ -1,9 +1,9 @@
 #include "gemm/Gemm.h"
+#include "common/Settings.h"
 
 #include "qla/runtime/Error.h"
 
 #include <fmt/format.h>
-#include <sstream>
 
 namespace qla::kernels {
 
@@ -51,32 +51,10 @@ std::unique_ptr<dsl::Kernel> buildGemm(const GemmConfig &c) {
 
 GemmConfig parseGemmConfig(const std::string &settings) {
   GemmConfig c;
-  std::stringstream ss(settings);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty())
-      continue;
-    auto eq = item.find('=');
-    require(eq != std::string::npos, fmt::format("setting '{}' is not KEY=VALUE", item));
-    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    int64_t v = 0;
-    try {
-      size_t used = 0;
-      v = std::stoll(value, &used);
-      require(used == value.size(), "");
-    } catch (...) {
-      throw Error(fmt::format("gemm: setting '{}' needs an integer value, got '{}'", key, value));
-    }
-    if (key == "M") c.M = v;
-    else if (key == "N") c.N = v;
-    else if (key == "K") c.K = v;
-    else if (key == "BM") c.BM = v;
-    else if (key == "BN") c.BN = v;
-    else if (key == "BK") c.BK = v;
-    else if (key == "stages") c.stages = v;
-    else
-      throw Error(fmt::format("gemm: unknown setting '{}' (known: M, N, K, BM, BN, BK, stages)", key));
-  }
+  auto field = [](int64_t &f) { return [&f](double v) { f = static_cast<int64_t>(v); }; };
+  applySettings(settings, "gemm",
+                {{"M", field(c.M)}, {"N", field(c.N)}, {"K", field(c.K)}, {"BM", field(c.BM)}, {"BN", field(c.BN)},
+                 {"BK", field(c.BK)}, {"stages", field(c.stages)}});
   return c;
 }
 

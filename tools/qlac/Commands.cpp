@@ -2,6 +2,7 @@
 
 #include "gdn/forward/Interpret.h"
 #include "gdn/reference/GdnRandom.h"
+#include "common/Settings.h"
 #include "gemm/Gemm.h"
 #include "qla/Pipeline/Pipeline.h"
 #include "qla/dsl/Jit.h"
@@ -173,37 +174,12 @@ int checkGdn(const std::string &settings) {
   p.useInitialState = true;
   p.outputFinalState = true;
   bool mixed = true;
-  std::stringstream ss(settings);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty())
-      continue;
-    auto eq = item.find('=');
-    if (eq == std::string::npos)
-      throw qla::Error(fmt::format("gdn: setting '{}' is not KEY=VALUE", item));
-    std::string key = item.substr(0, eq), text = item.substr(eq + 1);
-    int64_t v = 0;
-    try {
-      size_t used = 0;
-      v = std::stoll(text, &used);
-      if (used != text.size())
-        throw std::invalid_argument(text);
-    } catch (...) {
-      throw qla::Error(fmt::format("gdn: setting '{}' needs an integer value, got '{}'", key, text));
-    }
-    if (key == "B") p.B = v;
-    else if (key == "T") p.T = v;
-    else if (key == "H") p.H = v;
-    else if (key == "HV") p.HV = v;
-    else if (key == "K") p.K = v;
-    else if (key == "V") p.V = v;
-    else if (key == "gate_in_kernel") p.gateInKernel = v;
-    else if (key == "l2norm") p.l2normQK = v;
-    else if (key == "mixed_decay") mixed = v;
-    else
-      throw qla::Error(fmt::format("gdn: unknown setting '{}' (known: B, T, H, HV, K, V, gate_in_kernel, l2norm, "
-                                   "mixed_decay)", key));
-  }
+  auto field = [](int64_t &f) { return [&f](double v) { f = static_cast<int64_t>(v); }; };
+  auto flag = [](bool &f) { return [&f](double v) { f = v != 0; }; };
+  qla::kernels::applySettings(settings, "gdn",
+                              {{"B", field(p.B)}, {"T", field(p.T)}, {"H", field(p.H)}, {"HV", field(p.HV)},
+                               {"K", field(p.K)}, {"V", field(p.V)}, {"gate_in_kernel", flag(p.gateInKernel)},
+                               {"l2norm", flag(p.l2normQK)}, {"mixed_decay", flag(mixed)}});
   auto gate = mixed ? qla::gdn::GdnGateKind::mixedDecay : qla::gdn::GdnGateKind::logsigmoid;
   qla::gdn::GdnInputs in = qla::gdn::roundInputsForKernel(
       qla::gdn::gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = gate}));

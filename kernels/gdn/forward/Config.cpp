@@ -1,9 +1,9 @@
 #include "gdn/forward/GdnForward.h"
+#include "common/Settings.h"
 
 #include "qla/runtime/Error.h"
 
 #include <cmath>
-#include <sstream>
 #include <fmt/format.h>
 
 namespace qla::gdn {
@@ -27,40 +27,14 @@ double GdnForwardConfig::resolvedScale() const { return scale > 0 ? scale : 1.0 
 
 GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
   GdnForwardConfig c;
-  std::stringstream ss(settings);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty())
-      continue;
-    auto eq = item.find('=');
-    if (eq == std::string::npos)
-      throw Error(fmt::format("gdn forward: setting '{}' is not KEY=VALUE", item));
-    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    double v = 0;
-    try {
-      size_t used = 0;
-      v = std::stod(value, &used);
-      if (used != value.size())
-        throw std::invalid_argument(value);
-    } catch (...) {
-      throw Error(fmt::format("gdn forward: setting '{}' needs a number, got '{}'", key, value));
-    }
-    if (key == "H") c.H = int64_t(v);
-    else if (key == "HV") c.HV = int64_t(v);
-    else if (key == "K") c.K = int64_t(v);
-    else if (key == "V") c.V = int64_t(v);
-    else if (key == "scale") c.scale = v;
-    else if (key == "gate_in_kernel") c.gateInKernel = v != 0;
-    else if (key == "l2norm") c.l2normQK = v != 0;
-    else if (key == "initial_state") c.initialState = v != 0;
-    else if (key == "final_state") c.finalState = v != 0;
-    else if (key == "state_v_first") c.stateVFirst = v != 0;
-    else if (key == "BV") c.BV = int64_t(v);
-    else if (key == "precise") c.precise = v != 0;
-    else
-      throw Error(fmt::format("gdn forward: unknown setting '{}' (known: H, HV, K, V, scale, gate_in_kernel, "
-                              "l2norm, initial_state, final_state, state_v_first, BV, precise)", key));
-  }
+  auto field = [](int64_t &f) { return [&f](double v) { f = static_cast<int64_t>(v); }; };
+  auto flag = [](bool &f) { return [&f](double v) { f = v != 0; }; };
+  kernels::applySettings(settings, "gdn forward",
+                         {{"H", field(c.H)}, {"HV", field(c.HV)}, {"K", field(c.K)}, {"V", field(c.V)},
+                          {"scale", [&](double v) { c.scale = v; }, false}, {"gate_in_kernel", flag(c.gateInKernel)},
+                          {"l2norm", flag(c.l2normQK)}, {"initial_state", flag(c.initialState)},
+                          {"final_state", flag(c.finalState)}, {"state_v_first", flag(c.stateVFirst)},
+                          {"BV", field(c.BV)}, {"precise", flag(c.precise)}});
   c.validate();
   return c;
 }
