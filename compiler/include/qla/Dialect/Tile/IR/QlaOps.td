@@ -24,8 +24,9 @@ def Qla_CopyOp : Qla_Op<"copy", [MemoryEffects<[MemRead]>, AttrSizedOperandSegme
   let summary = "load a tile of a global tensor into shared memory or registers";
   let description = [{
     `%t = qla.copy %A[%i, %j]` reads the box of `%A` whose first element is at element offsets
-    (%i, %j) into a fresh shared-memory tile. Elements past the tensor's bounds read as zero. The
-    compiler lowers it to a TMA load when it can, and says why in a remark when it cannot.
+    (%i, %j) into a fresh tile: in shared memory (lowered to TMA by qla-pipeline when it can, with
+    a remark saying why when it cannot; otherwise each thread loads 16-byte pieces) or in registers
+    (each thread loads its own elements). Elements past the tensor's bounds read as zero.
     Optional `bounds` (exclusive, in tensor coordinates, one per dimension) end the box earlier
     than the tensor does, e.g. at the end of a sequence in a packed batch: elements at or past a
     bound read as zero too.
