@@ -143,9 +143,7 @@ struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
                                          a.getBounds(), layout->coords(rw, loc, tid, e));
       if (Value exists = layout->exists(rw, loc, tid, e))
         inside = rw.create<arith::AndIOp>(loc, inside, exists);
-      Value v = guarded(rw, loc, inside, elt, [&, ptr = ptr](OpBuilder &b, Location l) -> Value {
-        return b.create<LLVM::LoadOp>(l, elt, ptr);
-      });
+      Value v = maskedLoad(rw, loc, elt, ptr, inside, a.getSource());
       vec = insert(rw, loc, vec, v, e);
     }
     rw.replaceOp(op, vec);
