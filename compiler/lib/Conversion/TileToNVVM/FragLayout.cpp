@@ -101,12 +101,6 @@ Value sharedOffset(OpBuilder &b, Location loc, TileType tile, Value row, Value c
   return b.create<arith::ExtUIOp>(loc, b.getI64Type(), off);
 }
 
-Value maskedLoad(OpBuilder &b, Location loc, Type type, Value ptr, Value inside, Value safe, unsigned alignment) {
-  Value p = b.create<LLVM::SelectOp>(loc, inside, ptr, safe);
-  Value v = b.create<LLVM::LoadOp>(loc, type, p, alignment);
-  return b.create<arith::SelectOp>(loc, inside, v, zeroOf(b, loc, type));
-}
-
 Value guarded(OpBuilder &b, Location loc, Value cond, Type type, function_ref<Value(OpBuilder &, Location)> then) {
   if (!cond) {
     Value v = then(b, loc);

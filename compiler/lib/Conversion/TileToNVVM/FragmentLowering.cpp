@@ -143,7 +143,9 @@ struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
                                          a.getBounds(), layout->coords(rw, loc, tid, e));
       if (Value exists = layout->exists(rw, loc, tid, e))
         inside = rw.create<arith::AndIOp>(loc, inside, exists);
-      Value v = maskedLoad(rw, loc, elt, ptr, inside, a.getSource());
+      Value v = guarded(rw, loc, inside, elt, [&, ptr = ptr](OpBuilder &b, Location l) -> Value {
+        return b.create<LLVM::LoadOp>(l, elt, ptr);
+      });
       vec = insert(rw, loc, vec, v, e);
     }
     rw.replaceOp(op, vec);

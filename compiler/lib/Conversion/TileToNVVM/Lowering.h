@@ -72,9 +72,6 @@ Value sharedOffset(OpBuilder &b, Location loc, TileType tile, Value row, Value c
 /// The exclusive limit of dimension d of a copy or store: the smaller of its bound and the tensor's
 /// static extent (null when neither is known; dynamic extents arrive as bounds).
 Value extentLimit(OpBuilder &b, Location loc, qla::TensorType t, ValueRange bounds, int64_t d);
-/// A load that never branches: from `ptr` when `inside`, else from the always-valid `safe` address,
-/// and zero when not `inside`. Straight-line loads let the hardware keep many in flight.
-Value maskedLoad(OpBuilder &b, Location loc, Type type, Value ptr, Value inside, Value safe, unsigned alignment = 0);
 /// `then` under `cond`, yielding its value or zero of `type` otherwise (no value when type is null).
 Value guarded(OpBuilder &b, Location loc, Value cond, Type type, function_ref<Value(OpBuilder &, Location)> then);
 

@@ -150,57 +150,45 @@ bool copyVectorized(ConversionPatternRewriter &rw, Location loc, CopyOp op, Copy
       return b.create<arith::ConstantIntOp>(l, b.getI1Type(), 1);
     return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, limit);
   };
-  // All loads first, then all stores, so that the loads are in flight together.
-  struct Piece {
-    Value exists, r, c0, value;
-  };
-  SmallVector<Piece> pieces_;
   for (int64_t e = 0; e * threads < total; ++e) {
     Value lin = rw.create<arith::AddIOp>(loc, i32Const(rw, loc, e * threads), tid);
     Value exists = (e + 1) * threads <= total
                        ? Value()
                        : rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, lin, i32Const(rw, loc, total));
-    // A thread without piece e (round-robin tail) computes piece 0's address and discards it.
-    if (exists)
-      lin = rw.create<arith::SelectOp>(loc, exists, lin, i32Const(rw, loc, 0));
-    Value r = rw.create<arith::DivUIOp>(loc, lin, i32Const(rw, loc, pieces));
-    Value c0 = rw.create<arith::MulIOp>(loc, rw.create<arith::RemUIOp>(loc, lin, i32Const(rw, loc, pieces)),
-                                        i32Const(rw, loc, vec));
-    Value row = rw.create<arith::AddIOp>(loc, off0, r), col = rw.create<arith::AddIOp>(loc, off1, c0);
-    Value rowInside = below(rw, loc, row, limit0);
-    Value lastCol = rw.create<arith::AddIOp>(loc, col, i32Const(rw, loc, vec - 1));
-    Value colsInside = below(rw, loc, lastCol, limit1);
-    Value whole = rw.create<arith::AndIOp>(loc, rw.create<arith::AndIOp>(loc, rowInside, colsInside), aligned);
-    Value v = maskedLoad(rw, loc, vt, ptrAt(rw, loc, row, col), whole, a.getSource(), 16);
-    // A piece that crosses a bound (or is misaligned) is rare: element by element, under a branch.
-    Value someInside = rw.create<arith::AndIOp>(loc, rowInside, below(rw, loc, col, limit1));
-    Value partial = rw.create<arith::AndIOp>(
-        loc, someInside, rw.create<arith::XOrIOp>(loc, whole, rw.create<arith::ConstantIntOp>(loc, rw.getI1Type(), 1)));
-    auto fallback = rw.create<scf::IfOp>(
-        loc, partial,
-        [&](OpBuilder &t, Location tl) {
-          Value pv = t.create<LLVM::UndefOp>(tl, vt);
-          for (int64_t i = 0; i < vec; ++i) {
-            Value ci = t.create<arith::AddIOp>(tl, col, i32Const(t, tl, i));
-            Value inside = t.create<arith::AndIOp>(tl, rowInside, below(t, tl, ci, limit1));
-            pv = t.create<LLVM::InsertElementOp>(
-                tl, pv, maskedLoad(t, tl, elt, ptrAt(t, tl, row, ci), inside, a.getSource()), i64Const(t, tl, i));
-          }
-          t.create<scf::YieldOp>(tl, pv);
-        },
-        [&](OpBuilder &t, Location tl) { t.create<scf::YieldOp>(tl, v); });
-    pieces_.push_back({exists, r, c0, fallback.getResult(0)});
-  }
-  for (const Piece &p : pieces_) {
-    guarded(rw, loc, p.exists, Type(), [&](OpBuilder &b, Location l) -> Value {
+    guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
+      Value r = b.create<arith::DivUIOp>(l, lin, i32Const(b, l, pieces));
+      Value c0 = b.create<arith::MulIOp>(l, b.create<arith::RemUIOp>(l, lin, i32Const(b, l, pieces)), i32Const(b, l, vec));
+      Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
+      Value rowInside = below(b, l, row, limit0);
+      Value lastCol = b.create<arith::AddIOp>(l, col, i32Const(b, l, vec - 1));
+      Value whole = b.create<arith::AndIOp>(l, b.create<arith::AndIOp>(l, rowInside, below(b, l, lastCol, limit1)),
+                                            aligned);
+      auto piece = b.create<scf::IfOp>(
+          l, whole,
+          [&](OpBuilder &t, Location tl) {
+            t.create<scf::YieldOp>(tl, ValueRange{t.create<LLVM::LoadOp>(tl, vt, ptrAt(t, tl, row, col), 16).getResult()});
+          },
+          [&](OpBuilder &t, Location tl) {
+            Value v = t.create<LLVM::UndefOp>(tl, vt);
+            for (int64_t i = 0; i < vec; ++i) {
+              Value ci = t.create<arith::AddIOp>(tl, col, i32Const(t, tl, i));
+              Value inside = t.create<arith::AndIOp>(tl, rowInside, below(t, tl, ci, limit1));
+              Value x = guarded(t, tl, inside, elt, [&](OpBuilder &g, Location gl) -> Value {
+                return g.create<LLVM::LoadOp>(gl, elt, ptrAt(g, gl, row, ci));
+              });
+              v = t.create<LLVM::InsertElementOp>(tl, v, x, i64Const(t, tl, i));
+            }
+            t.create<scf::YieldOp>(tl, v);
+          });
+      Value v = piece.getResult(0);
       if (!layout.getTransposed()) {
-        b.create<LLVM::StoreOp>(l, p.value, gepBytes(b, l, base, sharedOffset(b, l, tile, p.r, p.c0)), 16);
+        b.create<LLVM::StoreOp>(l, v, gepBytes(b, l, base, sharedOffset(b, l, tile, r, c0)), 16);
         return {};
       }
       for (int64_t i = 0; i < vec; ++i) {
-        Value ci = b.create<arith::AddIOp>(l, p.c0, i32Const(b, l, i));
-        b.create<LLVM::StoreOp>(l, b.create<LLVM::ExtractElementOp>(l, p.value, i64Const(b, l, i)),
-                                gepBytes(b, l, base, sharedOffset(b, l, tile, p.r, ci)));
+        Value ci = b.create<arith::AddIOp>(l, c0, i32Const(b, l, i));
+        b.create<LLVM::StoreOp>(l, b.create<LLVM::ExtractElementOp>(l, v, i64Const(b, l, i)),
+                                gepBytes(b, l, base, sharedOffset(b, l, tile, r, ci)));
       }
       return {};
     });
@@ -249,7 +237,9 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
                                                            i64Const(b, l, strides[d])));
                   }
                   Value ptr = b.create<LLVM::GEPOp>(l, a.getSource().getType(), elt, a.getSource(), ValueRange{linear});
-                  return maskedLoad(b, l, elt, ptr, inside, a.getSource());
+                  return guarded(b, l, inside, elt, [&](OpBuilder &t, Location tl) -> Value {
+                    return t.create<LLVM::LoadOp>(tl, elt, ptr);
+                  });
                 });
     fenceSharedForAsync(rw, loc);
     blockBarrier(rw, loc);
