@@ -810,7 +810,7 @@ func.func @broadcast_size(%g: !qla.tile<32xf32, frag>) {
 // -----
 
 func.func @reduce_shape(%x: !qla.tile<64x32xf32, frag>) {
-  // expected-error @+1 {{'qla.reduce' op result must be the input without dimension 1: 64x}}
+  // expected-error @+1 {{'qla.reduce' op result must be the input without dimension 1: shape 64 of 'f32'}}
   %r = qla.reduce add %x, 1 : !qla.tile<64x32xf32, frag> -> !qla.tile<32xf32, frag>
   return
 }
@@ -819,7 +819,7 @@ func.func @reduce_shape(%x: !qla.tile<64x32xf32, frag>) {
 
 // A 1-D fragment cannot be reduced to a tile (tiles have rank >= 1).
 func.func @reduce_rank1(%x: !qla.tile<64xf32, frag>) {
-  // expected-error @+1 {{'qla.reduce' op result must be the input without dimension 0}}
+  // expected-error @+1 {{'qla.reduce' op reduces fragments of rank 2 or more (the result is a tile), got rank 1}}
   %r = qla.reduce max %x, 0 : !qla.tile<64xf32, frag> -> !qla.tile<64xf32, frag>
   return
 }

@@ -236,9 +236,11 @@ LogicalResult ReduceOp::verify() {
     return failure();
   SmallVector<int64_t> expect(in.getShape());
   expect.erase(expect.begin() + getDim());
-  if (in.getRank() < 2 || ArrayRef<int64_t>(expect) != out.getShape() || in.getElementType() != out.getElementType())
-    return emitOpError() << "result must be the input without dimension " << getDim() << ": "
-                         << shapeStr(expect) << "x" << in.getElementType();
+  if (in.getRank() < 2)
+    return emitOpError() << "reduces fragments of rank 2 or more (the result is a tile), got rank " << in.getRank();
+  if (ArrayRef<int64_t>(expect) != out.getShape() || in.getElementType() != out.getElementType())
+    return emitOpError() << "result must be the input without dimension " << getDim() << ": shape "
+                         << shapeStr(expect) << " of " << in.getElementType();
   return success();
 }
 
