@@ -11,6 +11,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <fmt/format.h>
 
 using namespace mlir;
@@ -96,6 +97,8 @@ CompiledPtx Kernel::compile(const CompileOptions &options) const {
   co.ptxFeatures = options.ptxFeatures;
   co.dumpAfter = options.dumpAfter;
   co.dumpDir = options.dumpDir;
+  if (const char *dir = std::getenv("QLA_DUMP_DIR"); dir && *dir && co.dumpDir.empty())
+    co.dumpDir = std::string(dir) + "/" + name_; // the IR after every pass, one file each (DESIGN §4)
   if (failed(lowerToLLVM(*module, co, options.dump)))
     throw fail("lowering");
   std::vector<KernelAbi> abis = readKernelAbis(*module);
