@@ -3,6 +3,7 @@
 // element checked against the float64 recurrence (CPU) or its double-precision NVRTC twin (GPU,
 // for long inputs); then CUDA-event timing of the three launches. Runtime only, no MLIR.
 //   qla_gpu_gdn DIR --set H=..,HV=..,K=..,V=..,BV=..[,gate_in_kernel=1,l2norm=1] [--json OUT] [--bench]
+//               [--cases N | --shape B,T]
 // DIR holds gdn_offsets/, gdn_cumsum/, gdn_chunk_inverse/ and gdn_chunk_forward/ compiled with those
 // settings (initial_state=1, final_state=1). Everything goes through the entry point qla::gdn::ChunkForward
 // (fixed-length batches without cu_seqlens, varlen with it).
@@ -197,12 +198,14 @@ int main(int argc, char **argv) {
   std::string dir, settings, jsonOut;
   bool bench = false;
   size_t maxCases = 100;
+  std::string onlyShape; // "B,T": just that fixed-length case, checked against the GPU reference and timed
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--set" && i + 1 < argc) settings = argv[++i];
     else if (a == "--cases" && i + 1 < argc) maxCases = std::stoul(argv[++i]);
     else if (a == "--json" && i + 1 < argc) jsonOut = argv[++i];
     else if (a == "--bench") bench = true;
+    else if (a == "--shape" && i + 1 < argc) onlyShape = argv[++i];
     else dir = a;
   }
   Driver &drv = Driver::get();
@@ -223,6 +226,12 @@ int main(int argc, char **argv) {
                             {1, 65, {}, true, false},  {1, 1000, {}, true, false},
                             {1, 1300, {0, 1, 65, 300, 1000, 1300}, true, false},
                             {4, 8192, {}, false, true}};
+    if (!onlyShape.empty()) {
+      auto comma = onlyShape.find(',');
+      if (comma == std::string::npos)
+        throw Error("--shape wants B,T, got '" + onlyShape + "'");
+      cases = {{std::stoll(onlyShape.substr(0, comma)), std::stoll(onlyShape.substr(comma + 1)), {}, false, true}};
+    }
     std::random_device rd;
     cases.resize(std::min(cases.size(), maxCases));
     for (const Case &c : cases) {
