@@ -1,13 +1,14 @@
 // RUN: qla-opt %s -qla-plan-smem -split-input-file | FileCheck %s
 // RUN: qla-opt %s -qla-plan-smem=budget=1000 -split-input-file -verify-diagnostics -o /dev/null
 
-// Buffers are placed in order: swizzled tiles at 1024-byte boundaries (TMA and wgmma need it), others at
-// 128. qla.smem_bytes = end of the last buffer + 1024 bytes of slack, because the kernel aligns the
-// dynamic shared-memory base to 1024 bytes at run time.
+// Buffers are placed in order at the lowest free offset: swizzled tiles at 1024-byte boundaries (TMA and
+// wgmma need it), others at 128. qla.smem_bytes = end of the highest buffer + 1024 bytes of slack, because
+// the kernel aligns the dynamic shared-memory base to 1024 bytes at run time. Rings (qla.smem_alloc) live
+// for the whole kernel.
 
 // CHECK-LABEL: func.func @placement()
-// CHECK-SAME: qla.smem_bytes = 75824 : i64
-// expected-error @+1 {{shared memory needed (75824 bytes) exceeds the budget of 1000 bytes; buffers: '!qla.tile<4x128x64xbf16, smem, #qla.swizzle<128>>' (65536 B) '!qla.tile<8x4xf32, smem>' (128 B) '!qla.tile<2x64x32xbf16, smem, #qla.swizzle<64>>' (8192 B) '!qla.tile<3x8xf16, smem, #qla.swizzle<0>>' (48 B)}}
+// CHECK-SAME: qla.smem_bytes = 75776 : i64
+// expected-error @+1 {{shared memory needed (75776 bytes) exceeds the budget of 1000 bytes; buffers: '!qla.tile<4x128x64xbf16, smem, #qla.swizzle<128>>' (65536 B) '!qla.tile<8x4xf32, smem>' (128 B) '!qla.tile<2x64x32xbf16, smem, #qla.swizzle<64>>' (8192 B) '!qla.tile<3x8xf16, smem, #qla.swizzle<0>>' (48 B)}}
 func.func @placement() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
   // [0, 65536)
   // CHECK: qla.smem_alloc {offset = 0 : i64} : !qla.tile<4x128x64xbf16, smem, #qla.swizzle<128>>
@@ -18,8 +19,8 @@ func.func @placement() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>
   // Swizzled: up to the next 1024 boundary. [66560, 74752)
   // CHECK-NEXT: qla.smem_alloc {offset = 66560 : i64} : !qla.tile<2x64x32xbf16, smem, #qla.swizzle<64>>
   %c = qla.smem_alloc : !qla.tile<2x64x32xbf16, smem, #qla.swizzle<64>>
-  // swizzle<0> is not swizzled: 128-byte alignment. [74752, 74800), and 74800 + 1024 = 75824 in all.
-  // CHECK-NEXT: qla.smem_alloc {offset = 74752 : i64} : !qla.tile<3x8xf16, smem, #qla.swizzle<0>>
+  // swizzle<0> is not swizzled: 128-byte alignment, in the gap before %c: [65664, 65712); 74752 + 1024 = 75776 in all.
+  // CHECK-NEXT: qla.smem_alloc {offset = 65664 : i64} : !qla.tile<3x8xf16, smem, #qla.swizzle<0>>
   %d = qla.smem_alloc : !qla.tile<3x8xf16, smem, #qla.swizzle<0>>
   return
 }
@@ -82,9 +83,11 @@ func.func @buffers_and_scratch(%A: !qla.tensor<256x64xbf16>) attributes {qla.ker
   // CHECK: qla.copy %{{.*}} {qla.smem_offset = 0 : i64} : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
   %t = qla.copy %A[%c0, %c0] : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
   %f = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
-  // Not swizzled: 128-byte alignment, right after the copy's 8192 bytes.
+  // Not swizzled: 128-byte alignment, right after the copy's 8192 bytes (%t is still to be read).
   // CHECK: qla.share %{{.*}} {qla.smem_offset = 8192 : i64}
   %s = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %use = qla.gemm %s, %t, %acc {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   // A copy into registers needs no shared memory.
   // CHECK: qla.copy %{{.*}} : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, frag
   %r = qla.copy %A[%c0, %c0] : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
@@ -92,5 +95,40 @@ func.func @buffers_and_scratch(%A: !qla.tensor<256x64xbf16>) attributes {qla.ker
   %g = qla.fill 1.0 : f32 : !qla.tile<64x32xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   %c = qla.cumsum %g, 1 : !qla.tile<64x32xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   %i = qla.tri_inverse %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  return
+}
+
+// -----
+
+// Buffers whose contents are no longer read share bytes: in the loop, %b takes %a's place once the gemm
+// that reads %a is done; %k, read inside the loop, lives across all of it; %c is read by an asynchronous
+// gemm, so it lives to the end of the loop body and %d, after it, gets bytes of its own.
+// CHECK-LABEL: func.func @reuse(
+// CHECK-SAME: qla.smem_bytes = 25600 : i64
+// expected-error @+1 {{shared memory needed (25600 bytes) exceeds the budget of 1000 bytes}}
+func.func @reuse(%A: !qla.tensor<256x64xbf16>, %n: index) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.copy %{{.*}} {qla.smem_offset = 0 : i64}
+  %k = qla.copy %A[%c0, %c0] : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%i: index):
+    // CHECK: qla.share %{{.*}} {qla.smem_offset = 8192 : i64}
+    %a = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+    %r1 = qla.gemm %a, %k, %acc {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+    // CHECK: qla.share %{{.*}} {qla.smem_offset = 8192 : i64}
+    %b = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+    %r2 = qla.gemm %b, %k, %acc {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+    // CHECK: qla.share %{{.*}} {qla.smem_offset = 8192 : i64}
+    %c = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+    %r3 = qla.gemm %c, %k, %acc {async, transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+    // CHECK: qla.share %{{.*}} {qla.smem_offset = 16384 : i64}
+    %d = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+    %r4 = qla.gemm %d, %k, %acc {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+    qla.async_wait 0
+    qla.yield
+  }
   return
 }

@@ -62,6 +62,21 @@ Value FragLayout::exists(OpBuilder &b, Location loc, Value tid, int64_t e) const
                                  i32Const(b, loc, type.getNumElements()));
 }
 
+Value threadIdx(OpBuilder &b, Location loc) {
+  Operation *parent = b.getInsertionBlock() ? b.getInsertionBlock()->getParentOp() : nullptr;
+  auto loop = parent ? (isa<scf::ForOp>(parent) ? cast<scf::ForOp>(parent) : parent->getParentOfType<scf::ForOp>())
+                     : scf::ForOp();
+  if (!loop)
+    return b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type());
+  // Not side-effecting, so reads in one iteration are CSE'd; its operand (the induction variable)
+  // keeps it, and what is computed from it, inside the loop.
+  Value iv = b.create<arith::IndexCastOp>(loc, b.getI32Type(), loop.getInductionVar());
+  return b.create<LLVM::InlineAsmOp>(loc, b.getI32Type(), ValueRange{iv}, "mov.u32 $0, %tid.x;", "=r,r",
+                                     /*has_side_effects=*/false, /*is_align_stack=*/false,
+                                     LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
+}
+
 Value smemAddress(OpBuilder &b, Location loc, int64_t offset) {
   auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
   Value base = b.create<LLVM::AddressOfOp>(loc, ptr3, kSmemSymbol);

@@ -57,7 +57,9 @@ inline Value toI32(OpBuilder &b, Location loc, Value index) {
 inline Value gepBytes(OpBuilder &b, Location loc, Value base, Value offsetI64) {
   return b.create<LLVM::GEPOp>(loc, base.getType(), b.getI8Type(), base, ValueRange{offsetI64});
 }
-inline Value threadIdx(OpBuilder &b, Location loc) { return b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type()); }
+/// The thread's index in the block. Inside a loop it is read afresh each iteration: a pure read would
+/// let LLVM hoist every per-element address out of the loop and keep them all live across it.
+Value threadIdx(OpBuilder &b, Location loc);
 inline Value zeroOf(OpBuilder &b, Location loc, Type t) {
   return b.create<arith::ConstantOp>(loc, t, b.getZeroAttr(t));
 }

@@ -11,6 +11,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -76,6 +77,10 @@ FailureOr<std::string> emitPTX(ModuleOp module, const CompileOptions &options) {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // 32-bit shared-memory addresses: half the registers for the many per-element addresses.
+    auto &opts = llvm::cl::getRegisteredOptions();
+    if (auto it = opts.find("nvptx-short-ptr"); it != opts.end())
+      static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
   });
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);

@@ -4,6 +4,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <limits>
+
 namespace qla {
 #define GEN_PASS_DEF_QLAPLANSMEM
 #include "qla/Dialect/Tile/Transforms/Passes.h.inc"
@@ -24,6 +26,65 @@ int64_t exchangeScratchBytes(Operation *op) {
   return 0;
 }
 
+/// Where each op sits in a pre-order walk of the kernel, and the last position inside it.
+struct Positions {
+  llvm::DenseMap<Operation *, int64_t> begin, end;
+  explicit Positions(func::FuncOp kernel) {
+    int64_t n = 0;
+    kernel.walk<WalkOrder::PreOrder>([&](Operation *op) { begin[op] = n++; });
+    kernel.walk<WalkOrder::PostOrder>([&](Operation *op) {
+      int64_t last = begin[op];
+      for (Region &r : op->getRegions())
+        for (Block &b : r)
+          if (!b.empty())
+            last = std::max(last, end.lookup(&b.back()));
+      end[op] = last;
+    });
+  }
+};
+
+/// The positions over which a buffer's contents matter: from its defining op to the end of the last
+/// op of its block that uses it (a use inside a loop keeps it for the whole loop). Rings (qla.smem_alloc),
+/// buffers that leave their block, and buffers read by an asynchronous gemm (whose wait comes later)
+/// live to the end of the block or the kernel.
+std::pair<int64_t, int64_t> liveRange(Operation *def, const Positions &pos) {
+  constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+  if (isa<SmemAllocOp>(def))
+    return {0, kForever};
+  Block *block = def->getBlock();
+  int64_t first = pos.begin.lookup(def), last = first;
+  for (Operation *user : def->getResult(0).getUsers()) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (!inBlock || inBlock == block->getTerminator())
+      return {0, kForever};
+    if (auto gemm = dyn_cast<GemmOp>(user); gemm && gemm.getAsync())
+      inBlock = block->getTerminator();
+    last = std::max(last, pos.end.lookup(inBlock));
+  }
+  return {first, last};
+}
+
+struct Placed {
+  int64_t begin, end, offset, size;
+};
+
+/// The lowest offset (a multiple of `align`) where `size` bytes overlap no placed buffer that is live at
+/// the same time.
+int64_t firstFit(ArrayRef<Placed> placed, int64_t begin, int64_t end, int64_t size, int64_t align) {
+  SmallVector<std::pair<int64_t, int64_t>> busy;
+  for (const Placed &p : placed)
+    if (p.begin <= end && begin <= p.end)
+      busy.push_back({p.offset, p.offset + p.size});
+  llvm::sort(busy);
+  int64_t offset = 0;
+  for (auto [lo, hi] : busy) {
+    if (offset + size <= lo)
+      break;
+    offset = std::max<int64_t>(offset, llvm::alignTo(hi, align));
+  }
+  return offset;
+}
+
 struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
   using QlaPlanSmemBase::QlaPlanSmemBase;
 
@@ -31,7 +92,6 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
     getOperation().walk([&](func::FuncOp kernel) {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
         return;
-      // Every buffer lives for the whole kernel; liveness-based reuse comes with kernels that need it.
       int64_t offset = 0;
       // Rings (qla.smem_alloc) and the tiles of qla.share and of copies that TMA does not perform.
       SmallVector<Operation *> buffers;
@@ -41,17 +101,23 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
           buffers.push_back(op);
         scratch = std::max(scratch, exchangeScratchBytes(op));
       });
+      // Buffers whose live ranges are disjoint share bytes: every writer of a shared tile starts with a
+      // block barrier, and synchronous gemms have finished reading when they return.
+      Positions pos(kernel);
+      SmallVector<Placed> placed;
       for (Operation *op : buffers) {
         auto t = cast<TileType>(op->getResult(0).getType());
         auto swz = dyn_cast_or_null<SwizzleAttr>(t.getLayout());
         int64_t align = (swz && swz.getBytes() > 0) ? 1024 : 128;
-        offset = llvm::alignTo(offset, align);
-        auto attr = IntegerAttr::get(IntegerType::get(&getContext(), 64), offset);
+        auto [begin, end] = liveRange(op, pos);
+        int64_t at = firstFit(placed, begin, end, t.getSizeInBytes(), align);
+        placed.push_back({begin, end, at, t.getSizeInBytes()});
+        auto attr = IntegerAttr::get(IntegerType::get(&getContext(), 64), at);
         if (auto alloc = dyn_cast<SmemAllocOp>(op))
           alloc.setOffsetAttr(attr);
         else
           op->setAttr(kSmemOffsetAttr, attr);
-        offset += t.getSizeInBytes();
+        offset = std::max(offset, at + t.getSizeInBytes());
       }
       if (scratch > 0) {
         offset = llvm::alignTo(offset, 128);
