@@ -96,6 +96,64 @@ LogicalResult requireStoredLayout(Operation *op, TileType tile) {
   return success();
 }
 
+/// A 16-bit wgmma accumulator fragment into shared memory with stmatrix: per thread, elements
+/// 4·nb .. 4·nb + 3 of a 64-row block are the 8x8 matrices (rows +0 and +8) of 8-column block nb, so
+/// four matrices (two column blocks) go out in one instruction, each lane giving the address of one
+/// matrix row (a 16-byte piece of the stored tile, whatever the swizzle). A transposed tile takes the
+/// .trans form: the matrix's stored rows are the fragment's columns.
+bool shareWithStmatrix(OpBuilder &b, Location loc, TileType tile, Value base, const FragLayout &layout, Value frag,
+                       Value tid) {
+  if (!layout.acc || elementBytes(tile.getElementType()) != 2 || tile.getShape()[1] % 8 != 0)
+    return false;
+  bool transposed = cast<SwizzleAttr>(tile.getLayout()).getTransposed();
+  const AccLayout &acc = *layout.acc;
+  MLIRContext *ctx = b.getContext();
+  Value wg = b.create<arith::DivUIOp>(loc, tid, i32Const(b, loc, 128));
+  Value inWg = b.create<arith::RemUIOp>(loc, tid, i32Const(b, loc, 128));
+  Value warp = b.create<arith::DivUIOp>(loc, inWg, i32Const(b, loc, 32));
+  Value lane = b.create<arith::RemUIOp>(loc, inWg, i32Const(b, loc, 32));
+  Value matrix = b.create<arith::DivUIOp>(loc, lane, i32Const(b, loc, 8)); // the matrix this lane addresses
+  Value rowInMatrix = b.create<arith::RemUIOp>(loc, lane, i32Const(b, loc, 8));
+  // Fragment row of the lane's matrix (for mb = 0, nb = 0): 16 w + 8 (matrix % 2); its column block: matrix / 2.
+  Value rowBase = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, wg, i32Const(b, loc, acc.rowsPerWarpgroup())),
+      b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, warp, i32Const(b, loc, 16)),
+                              b.create<arith::MulIOp>(loc, b.create<arith::RemUIOp>(loc, matrix, i32Const(b, loc, 2)),
+                                                      i32Const(b, loc, 8))));
+  Value colBase = b.create<arith::MulIOp>(loc, b.create<arith::DivUIOp>(loc, matrix, i32Const(b, loc, 2)),
+                                          i32Const(b, loc, 8));
+  auto pairType = VectorType::get({2}, tile.getElementType());
+  auto packed = [&](int64_t e) {
+    Value v = b.create<LLVM::UndefOp>(loc, pairType);
+    for (int64_t i = 0; i < 2; ++i)
+      v = b.create<LLVM::InsertElementOp>(loc, v, b.create<LLVM::ExtractElementOp>(loc, frag, i64Const(b, loc, e + i)),
+                                          i64Const(b, loc, i));
+    return b.create<LLVM::BitcastOp>(loc, b.getI32Type(), v).getResult();
+  };
+  int64_t colBlocks = tile.getShape()[1] / 8;
+  auto mmaLayout = transposed ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  for (int64_t mb = 0; mb < acc.mBlocks(); ++mb)
+    for (int64_t nb = 0; nb < colBlocks;) {
+      int64_t count = nb + 2 <= colBlocks ? 4 : 2; // matrices in this instruction
+      Value row = b.create<arith::AddIOp>(loc, rowBase, i32Const(b, loc, mb * 64));
+      Value col = b.create<arith::AddIOp>(loc, colBase, i32Const(b, loc, nb * 8));
+      // Lanes past `count` matrices give addresses too (ignored): keep them inside the tile.
+      if (count == 2)
+        col = b.create<arith::ConstantIntOp>(loc, b.getI32Type(), nb * 8);
+      Value r = transposed ? row : b.create<arith::AddIOp>(loc, row, rowInMatrix).getResult();
+      Value c = transposed ? b.create<arith::AddIOp>(loc, col, rowInMatrix).getResult() : col;
+      Value ptr = gepBytes(b, loc, base, sharedOffset(b, loc, tile, r, c));
+      SmallVector<Value> regs;
+      int64_t e0 = mb * acc.perBlock() + 4 * nb;
+      for (int64_t m = 0; m < count; ++m)
+        regs.push_back(packed(e0 + 2 * m));
+      b.create<NVVM::StMatrixOp>(loc, ptr, regs, mmaLayout, NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+                                 NVVM::LdStMatrixEltType::B16);
+      nb += count / 2;
+    }
+  return true;
+}
+
 struct ShareLowering : OpConversionPattern<ShareOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(ShareOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
@@ -106,10 +164,11 @@ struct ShareLowering : OpConversionPattern<ShareOp> {
     Location loc = op.getLoc();
     Value tid = threadIdx(rw, loc);
     blockBarrier(rw, loc); // earlier readers of this buffer (e.g. last iteration's gemm) are done
-    writeShared(rw, loc, op.getType(), base, *layout, tid,
-                [&](OpBuilder &b, Location l, int64_t e, ArrayRef<Value>, Value &) -> Value {
-                  return b.create<LLVM::ExtractElementOp>(l, a.getInput(), i64Const(b, l, e));
-                });
+    if (!shareWithStmatrix(rw, loc, op.getType(), base, *layout, a.getInput(), tid))
+      writeShared(rw, loc, op.getType(), base, *layout, tid,
+                  [&](OpBuilder &b, Location l, int64_t e, ArrayRef<Value>, Value &) -> Value {
+                    return b.create<LLVM::ExtractElementOp>(l, a.getInput(), i64Const(b, l, e));
+                  });
     fenceSharedForAsync(rw, loc);
     blockBarrier(rw, loc);
     rw.replaceOp(op, base);

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds what the GPU machine needs for the GDN forward runs into devpkg/ (git-ignored, carried by the
+# device tool): the GDN forward kernels AOT-compiled by qlac (one folder per config), the MLIR-free GPU
+# test binary and its libfmt, and the device scripts.
+#   pack_gdn.sh [NAME SETTINGS]...   (default: the benchmark configs below)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD_DIR:-$root/build}
+pkg=$root/devpkg
+rm -rf "$pkg" && mkdir -p "$pkg/lib" "$pkg/gdn"
+qlac=$build/tools/qlac/qlac
+gdn() {
+  for k in gdn_offsets gdn_cumsum gdn_chunk_inverse gdn_chunk_forward; do
+    "$qlac" compile $k --set "$2,initial_state=1,final_state=1" -o "$pkg/gdn/$1/$k" >/dev/null
+  done
+  echo "$2" > "$pkg/gdn/$1/settings"; echo "compiled gdn $1: $2"
+}
+if [ $# -eq 0 ]; then
+  set -- small "H=1,HV=2,K=64,V=64,BV=64" gated "H=2,HV=4,K=128,V=128,BV=64,gate_in_kernel=1,l2norm=1" \
+         h16hv32 "H=16,HV=32,K=128,V=128,BV=64" h16hv64 "H=16,HV=64,K=128,V=128,BV=64"
+fi
+while [ $# -ge 2 ]; do gdn "$1" "$2"; shift 2; done
+cp "$build/tests/qla_gpu_gdn" "$pkg/"
+cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$pkg/lib/"
+cp "$root/scripts/device/"*.py "$root/scripts/device/"*.sh "$pkg/"
+du -sh "$pkg"
