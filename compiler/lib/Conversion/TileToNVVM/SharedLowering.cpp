@@ -255,6 +255,62 @@ bool copyVectorized(ConversionPatternRewriter &rw, Location loc, CopyOp op, Copy
   return true;
 }
 
+/// A row-major copy into shared memory with cp.async: every thread issues all its 16-byte pieces, then
+/// waits once. Pieces past the bounds copy fewer bytes (none outside the rows) and cp.async fills the
+/// rest with zeros, so there is no branch and no register round trip. Needs the column offset at a
+/// piece boundary (checked at run time by the caller); false when the tile is stored transposed or the
+/// rows and strides do not come in whole pieces.
+bool copyAsync(ConversionPatternRewriter &rw, Location loc, CopyOp op, CopyOp::Adaptor a, Value base,
+               int64_t threads, Value tid) {
+  TileType tile = op.getType();
+  auto src = op.getSource().getType();
+  SmallVector<int64_t> strides = src.getEffectiveStrides();
+  Type elt = tile.getElementType();
+  int64_t eb = elementBytes(elt), vec = 16 / std::max<int64_t>(eb, 1);
+  auto layout = cast<SwizzleAttr>(tile.getLayout());
+  if (tile.getRank() != 2 || vec < 2 || layout.getTransposed() || tile.getShape()[1] % vec != 0 || strides[1] != 1 ||
+      strides[0] % vec != 0)
+    return false;
+  int64_t pieces = tile.getShape()[1] / vec, total = tile.getShape()[0] * pieces;
+  Value off0 = toI32(rw, loc, a.getOffsets()[0]), off1 = toI32(rw, loc, a.getOffsets()[1]);
+  Value limit0 = extentLimit(rw, loc, src, a.getBounds(), 0), limit1 = extentLimit(rw, loc, src, a.getBounds(), 1);
+  Value zero = i32Const(rw, loc, 0);
+  for (int64_t e = 0; e * threads < total; ++e) {
+    Value lin = rw.create<arith::AddIOp>(loc, i32Const(rw, loc, e * threads), tid);
+    Value exists = (e + 1) * threads <= total
+                       ? Value()
+                       : rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, lin, i32Const(rw, loc, total));
+    guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
+      Value r = b.create<arith::DivUIOp>(l, lin, i32Const(b, l, pieces));
+      Value c0 = b.create<arith::MulIOp>(l, b.create<arith::RemUIOp>(l, lin, i32Const(b, l, pieces)), i32Const(b, l, vec));
+      Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
+      Value valid = i32Const(b, l, vec); // elements of the piece inside the bounds
+      if (limit1)
+        valid = b.create<arith::MinSIOp>(
+            l, valid, b.create<arith::MaxSIOp>(l, zero, b.create<arith::SubIOp>(l, limit1, col)));
+      if (limit0)
+        valid = b.create<arith::SelectOp>(l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, row, limit0),
+                                          valid, zero);
+      Value bytes = b.create<arith::MulIOp>(l, valid, i32Const(b, l, eb));
+      // A piece with nothing to read points at the tensor's start, which is always a valid address.
+      Value any = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sgt, valid, zero);
+      Value linear = b.create<arith::AddIOp>(
+          l, b.create<arith::MulIOp>(l, b.create<arith::ExtSIOp>(l, b.getI64Type(), row), i64Const(b, l, strides[0])),
+          b.create<arith::ExtSIOp>(l, b.getI64Type(), col));
+      linear = b.create<arith::SelectOp>(l, any, linear, i64Const(b, l, 0));
+      Value from = b.create<LLVM::GEPOp>(l, a.getSource().getType(), elt, a.getSource(), ValueRange{linear});
+      Value to = gepBytes(b, l, base, sharedOffset(b, l, tile, r, c0));
+      b.create<NVVM::CpAsyncOp>(l, to, from, b.getI32IntegerAttr(16),
+                                NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
+                                bytes);
+      return {};
+    });
+  }
+  rw.create<NVVM::CpAsyncCommitGroupOp>(loc);
+  rw.create<NVVM::CpAsyncWaitGroupOp>(loc, 0);
+  return true;
+}
+
 struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(CopyOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
@@ -275,6 +331,29 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
     Type elt = tile.getElementType();
     SmallVector<int64_t> strides = src.getEffectiveStrides();
     blockBarrier(rw, loc);
+    // cp.async when the column offset is at a piece boundary (uniform across the block), else the
+    // register path below.
+    if (int64_t vec = 16 / std::max<int64_t>(elementBytes(elt), 1); vec >= 2) {
+      Value off1 = toI32(rw, loc, a.getOffsets()[1]);
+      Value aligned = rw.create<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::eq, rw.create<arith::RemUIOp>(loc, off1, i32Const(rw, loc, vec)),
+          i32Const(rw, loc, 0));
+      auto ifOp = rw.create<scf::IfOp>(loc, aligned, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(rw);
+      rw.setInsertionPointToStart(ifOp.thenBlock());
+      if (copyAsync(rw, loc, op, a, base, spread.threads, tid)) {
+        rw.setInsertionPointToStart(ifOp.elseBlock());
+        if (!copyVectorized(rw, loc, op, a, base, spread.threads, tid))
+          return op.emitOpError() << "internal: a cp.async copy without a vectorized fallback";
+        rw.setInsertionPointAfter(ifOp);
+        fenceSharedForAsync(rw, loc);
+        blockBarrier(rw, loc);
+        rw.replaceOp(op, base);
+        return success();
+      }
+      rw.setInsertionPoint(ifOp);
+      rw.eraseOp(ifOp);
+    }
     if (copyVectorized(rw, loc, op, a, base, spread.threads, tid)) {
       fenceSharedForAsync(rw, loc);
       blockBarrier(rw, loc);

@@ -1,0 +1,40 @@
+// RUN: qla-opt %s -qla-convert-to-nvvm -split-input-file | FileCheck %s
+
+// A row-major copy into shared memory that TMA does not perform (it has bounds): when the column offset
+// is at a 16-byte piece boundary, every thread issues its pieces with cp.async (src-size = the bytes
+// inside the bounds, the rest zero-filled; a piece outside reads nothing from the tensor's start), then
+// waits once; otherwise 16-byte register loads. 64x128 bf16 = 1024 pieces: 8 a thread.
+// CHECK-LABEL: func.func @bounded_copy(
+// CHECK: nvvm.barrier0
+// CHECK: scf.if
+// CHECK-COUNT-8: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK: } else {
+// CHECK-NOT: nvvm.cp.async
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0
+func.func @bounded_copy(%q: !qla.tensor<?x2048xbf16>)
+    attributes {qla.kernel, qla.grid = array<i64: 1, 1, 1>, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 17408 : i64} {
+  %row = qla.block_id 0
+  %col = qla.block_id 1
+  %end = qla.block_id 2
+  %t = qla.copy %q[%row, %col] bounds [%end, %end] {qla.smem_offset = 0 : i64} : !qla.tensor<?x2048xbf16> -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
+  return
+}
+
+// -----
+
+// Stored transposed: pieces are not contiguous in shared memory, so no cp.async.
+// CHECK-LABEL: func.func @transposed_copy(
+// CHECK-NOT: nvvm.cp.async
+// CHECK: return
+func.func @transposed_copy(%q: !qla.tensor<?x2048xbf16>)
+    attributes {qla.kernel, qla.grid = array<i64: 1, 1, 1>, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 17408 : i64} {
+  %row = qla.block_id 0
+  %col = qla.block_id 1
+  %t = qla.copy %q[%row, %col] {qla.smem_offset = 0 : i64} : !qla.tensor<?x2048xbf16> -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128, transposed = true>>
+  return
+}
