@@ -161,18 +161,19 @@ TEST_CASE("DSL misuse is reported at the DSL line", "[dsl][errors]") {
 }
 
 TEST_CASE("a compiler error names the DSL line of the op it is about", "[dsl][errors]") {
-  // B used untransposed (K x N) must be stored transposed, but a TMA-pipelined tile is stored as the
-  // tensor is laid out: qla-assign-layouts refuses the gemm, and compile() says where it is.
+  // B used untransposed (K x N) is read MN-major from a TMA-pipelined tile (stored as the tensor is laid
+  // out), which wgmma cannot do with 64-byte rows: qla-assign-layouts refuses the gemm, and compile() says
+  // where it is.
   Kernel k("transposed_pipelined_b");
   auto A = k.tensor("A", {256, 256}, DType::bf16);
-  auto B = k.tensor("B", {256, 128}, DType::bf16);
-  auto C = k.tensor("C", {256, 128}, DType::bf16);
+  auto B = k.tensor("B", {256, 32}, DType::bf16);
+  auto C = k.tensor("C", {256, 32}, DType::bf16);
   k.threads(128);
   k.grid(1, 4);
   int line = 0;
-  Tiles acc = k.loop(0, 4, 1, /*stages=*/2, {k.fill({64, 128}, DType::f32, 0.0)}, [&](Index i, const Tiles &acc) {
+  Tiles acc = k.loop(0, 4, 1, /*stages=*/2, {k.fill({64, 32}, DType::f32, 0.0)}, [&](Index i, const Tiles &acc) {
     auto a = k.copy(A, {0, i * 64}, {64, 64});
-    auto b = k.copy(B, {i * 64, 0}, {64, 128});
+    auto b = k.copy(B, {i * 64, 0}, {64, 32});
     line = __LINE__ + 1;
     return Tiles{k.gemm(a, b, acc[0], {})};
   });

@@ -32,27 +32,15 @@ func.func @copy_without_offset(%A: !qla.tensor<256x64xbf16>) attributes {qla.ker
 
 // -----
 
-// wgmma reads both operands K-major: a non-transposed B (K x N) must be stored transposed.
-func.func @gemm_b_not_k_major() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+// wgmma reads an operand MN-major (a non-transposed B stored [K][N], an Aᵀ stored [K][M]) only with 16-bit
+// elements and 128-byte rows: here B's rows are 64 bytes.
+func.func @gemm_b_mn_major_short_rows() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 17408 : i64} {
   %a = qla.smem_alloc {offset = 0 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
-  %b = qla.smem_alloc {offset = 8192 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
-  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
-  // expected-error @+2 {{'qla.gemm' op needs A and B stored K-major (qla-assign-layouts chooses their layouts)}}
+  %b = qla.smem_alloc {offset = 8192 : i64} : !qla.tile<64x32xbf16, smem, #qla.swizzle<64>>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x32xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // expected-error @+2 {{'qla.gemm' op reads a tile MN-major (Aᵀ or B stored row-major), which needs 16-bit elements and rows of a multiple of 128 bytes (128-byte swizzle)}}
   // expected-error @+1 {{failed to legalize operation 'qla.gemm' that was explicitly marked illegal}}
-  %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
-  return
-}
-
-// -----
-
-// A transposed A (K x M) must be stored transposed too.
-func.func @gemm_at_not_k_major() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
-  %a = qla.smem_alloc {offset = 0 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
-  %b = qla.smem_alloc {offset = 8192 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
-  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
-  // expected-error @+2 {{'qla.gemm' op needs A and B stored K-major (qla-assign-layouts chooses their layouts)}}
-  // expected-error @+1 {{failed to legalize operation 'qla.gemm' that was explicitly marked illegal}}
-  %r = qla.gemm %a, %b, %acc {transpose_a, transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x32xbf16, smem, #qla.swizzle<64>>, !qla.tile<64x32xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x32xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   return
 }
 

@@ -103,7 +103,9 @@ func.func @four_warpgroups() attributes {qla.kernel, qla.block = array<i64: 512,
 // -----
 
 // Gemm roles decide how shared tiles are stored: K-major, so a non-transposed B (K x N) and a transposed
-// A (K x M) are stored transposed; a tile read both ways is copied twice; a register A is shared first.
+// A (K x M) are stored transposed; a tile read both ways is stored as is and read MN-major in the
+// transposed role when its rows are a multiple of 128 bytes, else copied twice; a register A is shared
+// first.
 // CHECK-LABEL: func.func @gemm_roles(
 func.func @gemm_roles(%A: !qla.tensor<1024x128xbf16>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
   %c0 = arith.constant 0 : index
@@ -111,12 +113,15 @@ func.func @gemm_roles(%A: !qla.tensor<1024x128xbf16>) attributes {qla.kernel, ql
   // B is 64 (K) x 128 (N): stored as 128 rows of 64 bf16.
   // CHECK-NEXT: %[[B:.*]] = qla.copy {{.*}} -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128, transposed = true>>
   // CHECK-NEXT: %[[BOTH:.*]] = qla.copy {{.*}} -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
-  // CHECK-NEXT: %[[BOTHT:.*]] = qla.copy {{.*}} -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128, transposed = true>>
+  // 64-byte rows: no MN-major read, so twice.
+  // CHECK-NEXT: %[[BOTH32:.*]] = qla.copy {{.*}} -> !qla.tile<64x32xbf16, smem, #qla.swizzle<64>>
+  // CHECK-NEXT: %[[BOTH32T:.*]] = qla.copy {{.*}} -> !qla.tile<64x32xbf16, smem, #qla.swizzle<128, transposed = true>>
   // Read as Aᵀ only (64 = K by 32 = M): stored transposed, once, as 32 rows of K = 64 bf16 (128 bytes).
   // CHECK-NEXT: %[[AT:.*]] = qla.copy {{.*}} -> !qla.tile<64x32xbf16, smem, #qla.swizzle<128, transposed = true>>
   %a = qla.copy %A[%c0, %c0] : !qla.tensor<1024x128xbf16> -> !qla.tile<64x64xbf16, smem>
   %b = qla.copy %A[%c0, %c0] : !qla.tensor<1024x128xbf16> -> !qla.tile<64x128xbf16, smem>
   %both = qla.copy %A[%c0, %c0] : !qla.tensor<1024x128xbf16> -> !qla.tile<64x64xbf16, smem>
+  %both32 = qla.copy %A[%c0, %c0] : !qla.tensor<1024x128xbf16> -> !qla.tile<64x32xbf16, smem>
   %at = qla.copy %A[%c0, %c0] : !qla.tensor<1024x128xbf16> -> !qla.tile<64x32xbf16, smem>
   %acc = qla.fill 0.0 : f32 : !qla.tile<64x128xf32, frag>
   %acc2 = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
@@ -125,10 +130,15 @@ func.func @gemm_roles(%A: !qla.tensor<1024x128xbf16>) attributes {qla.kernel, ql
   %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem>, !qla.tile<64x128xbf16, smem>, !qla.tile<64x128xf32, frag> -> !qla.tile<64x128xf32, frag>
   // CHECK: qla.gemm %[[BOTH]], %[[BOTH]], %{{.*}} {transpose_b}
   %r2 = qla.gemm %both, %both, %acc2 {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
-  // CHECK: qla.gemm %[[BOTH]], %[[BOTHT]], %{{.*}} :
+  // CHECK: qla.gemm %[[BOTH]], %[[BOTH]], %{{.*}} :
   %r3 = qla.gemm %both, %both, %acc2 : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
   // CHECK: qla.gemm %[[AT]], %[[BOTH]], %{{.*}} {transpose_a, transpose_b}
   %r4 = qla.gemm %at, %both, %acc3 {transpose_a, transpose_b} : !qla.tile<64x32xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<32x64xf32, frag> -> !qla.tile<32x64xf32, frag>
+  // CHECK: qla.gemm %[[BOTH32]], %[[BOTH32]], %{{.*}} {transpose_b}
+  %r6 = qla.gemm %both32, %both32, %acc2 {transpose_b} : !qla.tile<64x32xbf16, smem>, !qla.tile<64x32xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  // CHECK: qla.gemm %[[A]], %[[BOTH32T]], %{{.*}} :
+  %acc4 = qla.fill 0.0 : f32 : !qla.tile<64x32xf32, frag>
+  %r7 = qla.gemm %a, %both32, %acc4 : !qla.tile<64x64xbf16, smem>, !qla.tile<64x32xbf16, smem>, !qla.tile<64x32xf32, frag> -> !qla.tile<64x32xf32, frag>
   // CHECK: %[[P:.*]] = qla.fill 1.000000e+00 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
   // CHECK-NEXT: %[[PS:.*]] = qla.share %[[P]] : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
   // CHECK-NEXT: qla.gemm %[[PS]], %[[BOTH]], %{{.*}} {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
@@ -139,15 +149,31 @@ func.func @gemm_roles(%A: !qla.tensor<1024x128xbf16>) attributes {qla.kernel, ql
 
 // -----
 
-// A TMA ring is filled as the tensor is laid out, so it cannot also be stored transposed.
-func.func @pipelined_tile_transposed() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+// A TMA ring is filled as the tensor is laid out: in a transposed role it is read MN-major (rows of
+// 128 bytes and more) ...
+// CHECK-LABEL: func.func @pipelined_tile_mn_major(
+// CHECK: qla.slot {{.*}} -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
+func.func @pipelined_tile_mn_major() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
   %c0 = arith.constant 0 : index
   %ring = qla.smem_alloc : !qla.tile<2x64x128xbf16, smem>
   %b = qla.slot %ring[%c0] : !qla.tile<2x64x128xbf16, smem> -> !qla.tile<64x128xbf16, smem>
   %a = qla.smem_alloc : !qla.tile<64x64xbf16, smem>
   %acc = qla.fill 0.0 : f32 : !qla.tile<64x128xf32, frag>
-  // expected-error @+1 {{'qla.gemm' op reads a TMA-pipelined tile in a transposed role (Aᵀ or a non-transposed B): load that tile without pipelining, or transpose the other operand}}
   %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem>, !qla.tile<64x128xbf16, smem>, !qla.tile<64x128xf32, frag> -> !qla.tile<64x128xf32, frag>
+  return
+}
+
+// -----
+
+// ... and with shorter rows it cannot be read in a transposed role at all.
+func.func @pipelined_tile_transposed() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %ring = qla.smem_alloc : !qla.tile<2x64x32xbf16, smem>
+  %b = qla.slot %ring[%c0] : !qla.tile<2x64x32xbf16, smem> -> !qla.tile<64x32xbf16, smem>
+  %a = qla.smem_alloc : !qla.tile<64x64xbf16, smem>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x32xf32, frag>
+  // expected-error @+1 {{'qla.gemm' op reads a TMA-pipelined tile in a transposed role (Aᵀ or a non-transposed B), which wgmma reads MN-major only with 16-bit elements and rows of a multiple of 128 bytes: load that tile without pipelining, or transpose the other operand}}
+  %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem>, !qla.tile<64x32xbf16, smem>, !qla.tile<64x32xf32, frag> -> !qla.tile<64x32xf32, frag>
   return
 }
 

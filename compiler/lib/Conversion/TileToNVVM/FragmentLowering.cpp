@@ -123,7 +123,84 @@ struct MapLowering : OpConversionPattern<MapOp> {
   }
 };
 
-/// A box of a global tensor into registers, element by element, zero outside the bounds.
+/// `bytes` (4 or 8) from global memory at `ptr` when `pred` holds, else zeros, without a branch: a
+/// predicated load in inline PTX. Returns one i32 per 4 bytes.
+SmallVector<Value> predicatedLoad(OpBuilder &b, Location loc, Value ptr, Value pred, int64_t bytes) {
+  Type i32 = b.getI32Type();
+  Value p = b.create<arith::ExtUIOp>(loc, i32, pred);
+  auto asmOp = [&](Type result, StringRef text, StringRef constraints) {
+    return b.create<LLVM::InlineAsmOp>(loc, result, ValueRange{ptr, p}, text, constraints, /*has_side_effects=*/true,
+                                       /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+                                       LLVM::AsmDialectAttr(), ArrayAttr())
+        .getResult(0);
+  };
+  if (bytes == 4)
+    return {asmOp(i32, "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0; @p ld.global.b32 $0, [$1]; }", "=r,l,r")};
+  auto pair = LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32});
+  Value r = asmOp(pair,
+                  "{ .reg .pred p; setp.ne.b32 p, $3, 0; mov.b32 $0, 0; mov.b32 $1, 0; "
+                  "@p ld.global.v2.b32 {$0, $1}, [$2]; }",
+                  "=r,=r,l,r");
+  return {b.create<LLVM::ExtractValueOp>(loc, r, 0), b.create<LLVM::ExtractValueOp>(loc, r, 1)};
+}
+
+/// Accumulator layouts hold column pairs (e, e + 1): when the column offset and limit are even (checked at
+/// run time, uniform over the block), each pair is one predicated 2-element load, all issued without a
+/// branch. Null when the layout, element size or strides do not allow it.
+Value copyPairs(OpBuilder &b, Location loc, CopyOp op, CopyOp::Adaptor a, const FragLayout &layout, Type vt,
+                Value tid, function_ref<Value(OpBuilder &, Location)> elementwise) {
+  auto t = op.getSource().getType();
+  SmallVector<int64_t> strides = t.getEffectiveStrides();
+  Type elt = op.getType().getElementType();
+  int64_t eb = elementBytes(elt);
+  if (!layout.acc || strides.size() != 2 || strides[1] != 1 || strides[0] % 2 != 0 || (eb != 2 && eb != 4))
+    return {};
+  Value limit0 = extentLimit(b, loc, t, a.getBounds(), 0), limit1 = extentLimit(b, loc, t, a.getBounds(), 1);
+  Value off0 = toI32(b, loc, a.getOffsets()[0]), off1 = toI32(b, loc, a.getOffsets()[1]);
+  auto even = [&](Value x) {
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                   b.create<arith::AndIOp>(loc, x, i32Const(b, loc, 1)), i32Const(b, loc, 0));
+  };
+  Value pairsOk = even(off1);
+  if (limit1)
+    pairsOk = b.create<arith::AndIOp>(loc, pairsOk, even(limit1));
+  auto ifOp = b.create<scf::IfOp>(
+      loc, pairsOk,
+      [&](OpBuilder &t2, Location l) {
+        Value vec = t2.create<LLVM::UndefOp>(l, vt);
+        for (int64_t e = 0; e < layout.perThread(); e += 2) {
+          SmallVector<Value> c = layout.coords(t2, l, tid, e);
+          Value row = t2.create<arith::AddIOp>(l, off0, c[0]), col = t2.create<arith::AddIOp>(l, off1, c[1]);
+          Value inside = t2.create<arith::ConstantIntOp>(l, t2.getI1Type(), 1);
+          if (limit0)
+            inside = t2.create<arith::AndIOp>(l, inside, t2.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, row, limit0));
+          if (limit1)
+            inside = t2.create<arith::AndIOp>(l, inside, t2.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, col, limit1));
+          Value linear = t2.create<arith::AddIOp>(
+              l, t2.create<arith::MulIOp>(l, t2.create<arith::ExtSIOp>(l, t2.getI64Type(), row), i64Const(t2, l, strides[0])),
+              t2.create<arith::ExtSIOp>(l, t2.getI64Type(), col));
+          Value ptr = t2.create<LLVM::GEPOp>(l, a.getSource().getType(), elt, a.getSource(), ValueRange{linear});
+          SmallVector<Value> words = predicatedLoad(t2, l, ptr, inside, 2 * eb);
+          SmallVector<Value> elems;
+          if (eb == 2) {
+            Value two = t2.create<LLVM::BitcastOp>(l, VectorType::get({2}, elt), words[0]);
+            for (int64_t i = 0; i < 2; ++i)
+              elems.push_back(t2.create<LLVM::ExtractElementOp>(l, two, i64Const(t2, l, i)));
+          } else {
+            for (Value w : words)
+              elems.push_back(t2.create<LLVM::BitcastOp>(l, elt, w));
+          }
+          for (int64_t i = 0; i < 2; ++i)
+            vec = insert(t2, l, vec, elems[i], e + i);
+        }
+        t2.create<scf::YieldOp>(l, vec);
+      },
+      [&](OpBuilder &e2, Location l) { e2.create<scf::YieldOp>(l, elementwise(e2, l)); });
+  return ifOp.getResult(0);
+}
+
+/// A box of a global tensor into registers, zero outside the bounds: column pairs (copyPairs) when the
+/// layout allows, else element by element.
 struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(CopyOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
@@ -137,18 +214,23 @@ struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
       return failure();
     Location loc = op.getLoc();
     Type elt = op.getType().getElementType();
-    Value tid = threadIdx(rw, loc), vec = emptyVector(rw, loc, vt);
-    for (int64_t e = 0; e < layout->perThread(); ++e) {
-      auto [ptr, inside] = globalElement(rw, loc, a.getSource(), op.getSource().getType(), a.getOffsets(),
-                                         a.getBounds(), layout->coords(rw, loc, tid, e));
-      if (Value exists = layout->exists(rw, loc, tid, e))
-        inside = rw.create<arith::AndIOp>(loc, inside, exists);
-      Value v = guarded(rw, loc, inside, elt, [&, ptr = ptr](OpBuilder &b, Location l) -> Value {
-        return b.create<LLVM::LoadOp>(l, elt, ptr);
-      });
-      vec = insert(rw, loc, vec, v, e);
-    }
-    rw.replaceOp(op, vec);
+    Value tid = threadIdx(rw, loc);
+    auto elementwise = [&](OpBuilder &b, Location l) {
+      Value vec = emptyVector(b, l, vt);
+      for (int64_t e = 0; e < layout->perThread(); ++e) {
+        auto [ptr, inside] = globalElement(b, l, a.getSource(), op.getSource().getType(), a.getOffsets(),
+                                           a.getBounds(), layout->coords(b, l, tid, e));
+        if (Value exists = layout->exists(b, l, tid, e))
+          inside = b.create<arith::AndIOp>(l, inside, exists);
+        Value v = guarded(b, l, inside, elt, [&, ptr = ptr](OpBuilder &g, Location gl) -> Value {
+          return g.create<LLVM::LoadOp>(gl, elt, ptr);
+        });
+        vec = insert(b, l, vec, v, e);
+      }
+      return vec;
+    };
+    Value vec = copyPairs(rw, loc, op, a, *layout, vt, tid, elementwise);
+    rw.replaceOp(op, vec ? vec : elementwise(rw, loc));
     return success();
   }
 };

@@ -1,5 +1,6 @@
-// qla.gemm to wgmma: both operands K-major in shared memory (qla-assign-layouts stores them so),
-// descriptors per 64-row block of A and per 16-wide step of K, one commit group per gemm.
+// qla.gemm to wgmma: descriptors per 64-row block of A and per 16-wide step of K, one commit group per
+// gemm. Operands are K-major in shared memory, or (16-bit types, 128-byte swizzle) MN-major: a tile
+// stored row-major and read as Aᵀ or as a non-transposed B, through wgmma's transpose bit.
 #include "Lowering.h"
 
 namespace qla::lowering {
@@ -7,10 +8,12 @@ namespace qla::lowering {
 namespace {
 
 /// A wgmma shared-memory descriptor for a K-major tile starting at `addr` (a pointer into shared memory).
-Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr, int64_t rowBytes) {
+/// For an MN-major tile (128-byte swizzle), `mnBlockBytes` is the distance between its 64-element
+/// column blocks (the leading byte offset); 8-row groups along K are 1024 bytes apart.
+Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr, int64_t rowBytes, int64_t mnBlockBytes = 0) {
   int64_t mode = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : rowBytes == 32 ? 3 : 0;
-  int64_t sbo = 8 * rowBytes;         // 8-row core-matrix groups
-  int64_t lbo = 16;                   // unused for swizzled K-major tiles
+  int64_t sbo = 8 * rowBytes;                       // 8-row core-matrix groups
+  int64_t lbo = mnBlockBytes ? mnBlockBytes : 16;   // unused for swizzled K-major tiles
   Value a = b.create<LLVM::PtrToIntOp>(loc, b.getI64Type(), addr);
   Value start = b.create<arith::ShRUIOp>(loc, b.create<arith::AndIOp>(loc, a, i64Const(b, loc, 0x3FFFF)),
                                          i64Const(b, loc, 4));
@@ -29,15 +32,24 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
       return rw.notifyMatchFailure(op, "register A is shared by qla-assign-layouts first");
     int64_t eb = elementBytes(at.getElementType());
     auto swA = dyn_cast_or_null<SwizzleAttr>(at.getLayout()), swB = dyn_cast_or_null<SwizzleAttr>(bt.getLayout());
-    if (!swA || !swB || swA.getTransposed() != op.getTransposeA() || swB.getTransposed() == op.getTransposeB())
-      return op.emitOpError() << "needs A and B stored K-major (qla-assign-layouts chooses their layouts)";
-    // Stored (physical) shapes: rows are M or N, each row K elements.
+    if (!swA || !swB)
+      return op.emitOpError() << "needs A and B with stored layouts (qla-assign-layouts chooses them)";
+    // K-major: A stored [M][K] (transposed storage when the role is Aᵀ), B stored [N][K]. MN-major: the other way.
+    bool mnA = swA.getTransposed() != op.getTransposeA(), mnB = swB.getTransposed() == op.getTransposeB();
+    auto mnMajorOk = [&](TileType t, SwizzleAttr sw) {
+      return eb == 2 && !sw.getTransposed() && sw.getBytes() == 128 && smemSwizzleBytes(t.getShape()[1] * eb) == 128;
+    };
+    if ((mnA && !mnMajorOk(at, swA)) || (mnB && !mnMajorOk(bt, swB)))
+      return op.emitOpError() << "reads a tile MN-major (Aᵀ or B stored row-major), which needs 16-bit elements "
+                                 "and rows of a multiple of 128 bytes (128-byte swizzle)";
+    // Stored (physical) shapes: rows x row length; K-major rows are M or N, MN-major rows are K.
     auto stored = [](TileType t, bool transposed) {
       return std::make_pair(t.getShape()[transposed ? 1 : 0], t.getShape()[transposed ? 0 : 1]);
     };
-    auto [rowsA, kA] = stored(at, swA.getTransposed());
-    auto [rowsB, kB] = stored(bt, swB.getTransposed());
-    int64_t rowBytesA = kA * eb, rowBytesB = kB * eb;
+    auto [rowsA, lenA] = stored(at, swA.getTransposed());
+    auto [rowsB, lenB] = stored(bt, swB.getTransposed());
+    int64_t kA = mnA ? rowsA : lenA;
+    int64_t rowBytesA = lenA * eb, rowBytesB = lenB * eb;
     if (swA.getBytes() == 0 || swA.getBytes() != smemSwizzleBytes(rowBytesA) || swB.getBytes() == 0 ||
         swB.getBytes() != smemSwizzleBytes(rowBytesB))
       return op.emitOpError() << "needs A and B tiles with 32-, 64- or 128-byte swizzled rows (K x "
@@ -47,17 +59,20 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     auto kOffset = [](int64_t rows, int64_t blockRow, int64_t row, int64_t kBytes) {
       return (kBytes / blockRow) * rows * blockRow + row * blockRow + kBytes % blockRow;
     };
+    // Byte offset of (mn, k) in a row-major (MN-major) tile of `rows` K-rows, 128-byte column blocks of
+    // 64 elements: mn a multiple of 64, k of 16.
+    auto mnOffset = [&](int64_t rows, int64_t mn, int64_t k) { return (mn * eb / 128) * rows * 128 + k * 128; };
     int64_t n = acc->cols;
     Location loc = op.getLoc();
     MLIRContext *ctx = rw.getContext();
     Type f32 = rw.getF32Type();
     auto structType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(acc->perBlock(), f32));
 
-    // Rows of A owned by this thread's warpgroup.
+    // Rows of A owned by this thread's warpgroup (MN-major: whole 64-element column blocks).
     Value wg = rw.create<arith::DivUIOp>(loc, threadIdx(rw, loc), i32Const(rw, loc, 128));
+    int64_t wgStride = mnA ? mnOffset(rowsA, acc->rowsPerWarpgroup(), 0) : acc->rowsPerWarpgroup() * blockA;
     Value wgRowBytes = rw.create<arith::ExtUIOp>(
-        loc, rw.getI64Type(),
-        rw.create<arith::MulIOp>(loc, wg, i32Const(rw, loc, acc->rowsPerWarpgroup() * blockA)));
+        loc, rw.getI64Type(), rw.create<arith::MulIOp>(loc, wg, i32Const(rw, loc, wgStride)));
     Value aBase = gepBytes(rw, loc, a.getA(), wgRowBytes);
 
     // Per-thread vector -> one wgmma struct per 64-row block.
@@ -77,19 +92,25 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     int64_t kSteps = kA / 16;
     for (int64_t kk = 0; kk < kSteps; ++kk) {
       int64_t kBytes = kk * 16 * eb;
-      Value descB = wgmmaDescriptor(
-          rw, loc, gepBytes(rw, loc, a.getB(), i64Const(rw, loc, kOffset(rowsB, blockB, 0, kBytes))), blockB);
+      Value descB = mnB ? wgmmaDescriptor(rw, loc, gepBytes(rw, loc, a.getB(), i64Const(rw, loc, mnOffset(rowsB, 0, kk * 16))),
+                                          128, rowsB * 128)
+                        : wgmmaDescriptor(rw, loc,
+                                          gepBytes(rw, loc, a.getB(), i64Const(rw, loc, kOffset(rowsB, blockB, 0, kBytes))),
+                                          blockB);
       for (int64_t mb = 0; mb < acc->mBlocks(); ++mb) {
-        Value aAddr = gepBytes(rw, loc, aBase, i64Const(rw, loc, kOffset(rowsA, blockA, mb * 64, kBytes)));
-        Value descA = wgmmaDescriptor(rw, loc, aAddr, blockA);
+        Value descA =
+            mnA ? wgmmaDescriptor(rw, loc, gepBytes(rw, loc, aBase, i64Const(rw, loc, mnOffset(rowsA, mb * 64, kk * 16))),
+                                  128, rowsA * 128)
+                : wgmmaDescriptor(rw, loc, gepBytes(rw, loc, aBase, i64Const(rw, loc, kOffset(rowsA, blockA, mb * 64, kBytes))),
+                                  blockA);
         blocks[mb] = rw.create<NVVM::WgmmaMmaAsyncOp>(
             loc, structType, blocks[mb], descA, descB, shape, NVVM::WGMMATypesAttr::get(ctx, type),
             NVVM::WGMMATypesAttr::get(ctx, type), NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
             NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
             NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
             NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-            NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row), NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
-            NVVM::MMAIntOverflowAttr());
+            NVVM::MMALayoutAttr::get(ctx, mnA ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+            NVVM::MMALayoutAttr::get(ctx, mnB ? NVVM::MMALayout::row : NVVM::MMALayout::col), NVVM::MMAIntOverflowAttr());
       }
     }
     rw.create<NVVM::WgmmaGroupSyncAlignedOp>(loc);

@@ -2,7 +2,9 @@
 //  - A 2-D fragment with rows a multiple of 64 and 8..256 columns is spread like wgmma accumulators
 //    over the kernel's warpgroups; any other fragment round-robin over the threads (#qla.strided).
 //  - A shared tile is stored K-major for the gemms that read it: as is, or transposed
-//    (#qla.swizzle<…, transposed = true>); a tile that gemms need both ways is produced twice.
+//    (#qla.swizzle<…, transposed = true>). A tile that gemms need both ways is stored as is and read
+//    MN-major by the others when wgmma can (16-bit elements, rows a multiple of 128 bytes), else
+//    produced twice.
 //  - A gemm's register-fragment A is written to shared memory first (qla.share).
 #include "qla/Dialect/Tile/IR/QlaDialect.h"
 #include "qla/Dialect/Tile/Transforms/Passes.h"
@@ -43,6 +45,13 @@ std::optional<bool> wantsTransposed(OpOperand &use) {
   if (use.getOperandNumber() == 0)
     return gemm.getTransposeA();
   return !gemm.getTransposeB();
+}
+
+/// Whether gemms can read `tile`, stored as is (row-major, 128-byte swizzle), in the transposed roles
+/// too (MN-major, wgmma's transpose bit).
+bool readableMNMajor(TileType tile) {
+  int64_t eb = elementBytes(tile.getElementType());
+  return tile.getRank() == 2 && eb == 2 && smemSwizzleBytes(tile.getShape()[1] * eb) == 128;
 }
 
 struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
@@ -100,10 +109,15 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
         if (std::optional<bool> t = wantsTransposed(use))
           (*t ? transposed : natural).push_back(&use);
       bool fixed = isa<SmemAllocOp, SlotOp>(op); // filled by TMA boxes: stored as is
+      if (!transposed.empty() && (fixed || !natural.empty()) && readableMNMajor(tile)) {
+        v.setType(tile.withLayout(sharedLayout(tile, false)));
+        continue;
+      }
       if (fixed && !transposed.empty())
         return transposed.front()->getOwner()->emitOpError()
-               << "reads a TMA-pipelined tile in a transposed role (Aᵀ or a non-transposed B): "
-                  "load that tile without pipelining, or transpose the other operand";
+               << "reads a TMA-pipelined tile in a transposed role (Aᵀ or a non-transposed B), which wgmma "
+                  "reads MN-major only with 16-bit elements and rows of a multiple of 128 bytes: load that tile "
+                  "without pipelining, or transpose the other operand";
       if (natural.empty() && !transposed.empty()) {
         v.setType(tile.withLayout(sharedLayout(tile, true)));
         continue;

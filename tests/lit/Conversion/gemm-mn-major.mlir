@@ -1,0 +1,37 @@
+// RUN: qla-opt %s -qla-convert-to-nvvm -split-input-file | FileCheck %s
+
+// A = Xᵀ with X stored row-major [K = 64][M = 128] (128-byte swizzle, two 64-column blocks of 8192 bytes):
+// wgmma reads it MN-major (layout col = the transpose bit). Per 64-row block mb of M and 16-step kk of K
+// the descriptor starts at mb·8192 + kk·2048; its leading byte offset is the column-block distance
+// (8192 >> 4 = 512, bits 16-29), its stride byte offset 1024 (>> 4 = 64, bits 32-45), mode 1 (128-byte
+// swizzle, bits 62-63): (512 << 16) | (64 << 32) | (1 << 62) = 4611686293338849280. B (K-major, stored
+// [N = 64][K = 64]) keeps layout col and its K-major constant.
+// CHECK-LABEL: func.func @a_transposed(
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[MN:.*]] = arith.constant 4611686293338849280 : i64
+// CHECK-NEXT: %[[DA:.*]] = arith.ori %{{.*}}, %[[MN]] : i64
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[DA]], %{{.*}}, A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
+// CHECK-COUNT-7: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @a_transposed() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 33792 : i64} {
+  %x = qla.smem_alloc {offset = 0 : i64} : !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
+  %b = qla.smem_alloc {offset = 16384 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128, transposed = true>>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<128x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %r = qla.gemm %x, %b, %acc {transpose_a} : !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128, transposed = true>>, !qla.tile<128x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<128x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  return
+}
+
+// -----
+
+// B stored row-major [K = 64][N = 64] and read as is (A·B): MN-major B, layout row (the transpose bit).
+// CHECK-LABEL: func.func @b_row_major(
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+func.func @b_row_major() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 17408 : i64} {
+  %a = qla.smem_alloc {offset = 0 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %b = qla.smem_alloc {offset = 8192 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  return
+}
