@@ -139,45 +139,58 @@ struct CumsumLowering : ExchangePattern<CumsumOp> {
   }
 };
 
-/// Forward substitution by columns: thread c computes column c of X = (I + StrictLower(A))^-1,
-/// X[i][c] = -Σ_{c<=j<i} A[i][j]·X[j][c] for i > c, in a second scratch square next to A.
+/// Forward substitution by rows with one thread per column c of X = (I + StrictLower(A))^-1:
+/// X[i][c] = -Σ_{j<i} A[i][j]·X[j][c] (1 on the diagonal, 0 above), with the thread's column in
+/// registers and row i of A read from the scratch copy in 16-byte pieces (the same address for every
+/// thread). Fully unrolled: the only dependence is from row to row, and each row's sum runs in four
+/// independent partial sums. The column goes to a second scratch square, from which every thread
+/// gathers its result elements.
 struct TriInverseLowering : ExchangePattern<TriInverseOp> {
   using ExchangePattern::ExchangePattern;
   Value lower(TriInverseOp op, OpBuilder &b, Location loc, Value base, TileType in, TileType, Type vt,
               Value tid) const override {
     int64_t n = in.getShape()[0];
     Type elt = in.getElementType();
-    Value xBase = gepBytes(b, loc, base, i64Const(b, loc, n * n * elementBytes(elt)));
+    int64_t eb = elementBytes(elt);
+    Value xBase = gepBytes(b, loc, base, i64Const(b, loc, n * n * eb));
     auto at = [&](OpBuilder &f, Location l, Value m, Value i, Value j) {
       Value idx = f.create<arith::AddIOp>(l, f.create<arith::MulIOp>(l, i, i32Const(f, l, n)), j);
       return scratchPtr(f, l, m, idx, elt);
     };
     Value col = tid;
     Value isColumn = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, i32Const(b, loc, n));
+    int64_t piece = (eb == 4 && n % 4 == 0) ? 4 : 1; // elements of A read at once
     guarded(b, loc, isColumn, Type(), [&](OpBuilder &t, Location l) -> Value {
       Value one = t.create<arith::ConstantOp>(l, elt, t.getFloatAttr(elt, 1.0));
       Value zero = zeroOf(t, l, elt);
-      t.create<scf::ForOp>(l, i32Const(t, l, 0), i32Const(t, l, n), i32Const(t, l, 1), ValueRange{},
-                           [&](OpBuilder &f, Location fl, Value i, ValueRange) {
-                             Value diag = f.create<arith::CmpIOp>(fl, arith::CmpIPredicate::eq, i, col);
-                             Value below = f.create<arith::CmpIOp>(fl, arith::CmpIPredicate::ugt, i, col);
-                             // Σ_{c<=j<i} A[i][j]·X[j][c]; empty (zero) unless i > c.
-                             Value upper = f.create<arith::SelectOp>(fl, below, i, col);
-                             auto sum = f.create<scf::ForOp>(
-                                 fl, col, upper, i32Const(f, fl, 1), ValueRange{zero},
-                                 [&](OpBuilder &g, Location gl, Value j, ValueRange acc) {
-                                   Value aij = g.create<LLVM::LoadOp>(gl, elt, at(g, gl, base, i, j));
-                                   Value xjc = g.create<LLVM::LoadOp>(gl, elt, at(g, gl, xBase, j, col));
-                                   g.create<scf::YieldOp>(
-                                       gl, ValueRange{g.create<arith::AddFOp>(
-                                               gl, acc[0], g.create<arith::MulFOp>(gl, aij, xjc))});
-                                 });
-                             Value neg = f.create<arith::NegFOp>(fl, sum.getResult(0));
-                             Value x = f.create<arith::SelectOp>(fl, diag, one,
-                                                                 f.create<arith::SelectOp>(fl, below, neg, zero));
-                             f.create<LLVM::StoreOp>(fl, x, at(f, fl, xBase, i, col));
-                             f.create<scf::YieldOp>(fl);
-                           });
+      SmallVector<Value> x; // X[j][col], j < i
+      for (int64_t i = 0; i < n; ++i) {
+        SmallVector<Value> partial(4, zero);
+        for (int64_t j = 0; j < i; j += piece) {
+          Value ptr = scratchPtr(t, l, base, i32Const(t, l, i * n + j), elt);
+          SmallVector<Value> aij;
+          if (piece == 1) {
+            aij.push_back(t.create<LLVM::LoadOp>(l, elt, ptr));
+          } else {
+            Value v = t.create<LLVM::LoadOp>(l, VectorType::get({piece}, elt), ptr, /*alignment=*/16);
+            for (int64_t q = 0; q < piece; ++q)
+              aij.push_back(t.create<LLVM::ExtractElementOp>(l, v, i64Const(t, l, q)));
+          }
+          for (int64_t q = 0; q < piece && j + q < i; ++q) {
+            Value &acc = partial[(j + q) % 4];
+            acc = t.create<LLVM::FMAOp>(l, aij[q], x[j + q], acc);
+          }
+        }
+        Value sum = t.create<arith::AddFOp>(l, t.create<arith::AddFOp>(l, partial[0], partial[1]),
+                                            t.create<arith::AddFOp>(l, partial[2], partial[3]));
+        Value iv = i32Const(t, l, i);
+        Value diag = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, iv, col);
+        Value above = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, iv, col);
+        Value xi = t.create<arith::SelectOp>(
+            l, diag, one, t.create<arith::SelectOp>(l, above, zero, t.create<arith::NegFOp>(l, sum)));
+        x.push_back(xi);
+        t.create<LLVM::StoreOp>(l, xi, at(t, l, xBase, iv, col));
+      }
       return {};
     });
     blockBarrier(b, loc);
