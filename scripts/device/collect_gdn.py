@@ -9,13 +9,14 @@ log = open(os.path.join(run, "gdn.log")).read()
 gpu, driver = [s.strip() for s in log.splitlines()[0].split(",")]
 fla = {}
 for f in glob.glob(os.path.join(run, "fla-*.json")):
-    r = json.load(open(f))
-    fla[(r["H"], r["HV"], tuple(r["seqlens"]))] = r
+    doc = json.load(open(f))
+    for r in doc if isinstance(doc, list) else [doc]:
+        fla[(r["H"], r["HV"], tuple(r["seqlens"]))] = r
 rows = []
 for f in sorted(glob.glob(os.path.join(run, "gdn-*.json"))):
     config = os.path.basename(f)[4:-5]
     for row in json.load(open(f)):
-        row["config"] = config
+        row.setdefault("config", config)
         s = row["shape"]
         peer = fla.get((s["H"], s["HV"], tuple(s["seqlens"])))
         if "ms" in row and peer:
@@ -31,5 +32,6 @@ doc = {"gpu": gpu, "driver": driver, "date": datetime.date.today().isoformat(), 
 json.dump(doc, open(out, "w"), indent=1)
 for r in rows:
     if "ms" in r:
-        print(r["config"], r["shape"]["seqlens"][:1], len(r["shape"]["seqlens"]), f'{r["graph_ms"]:.3f} ms',
-              f'fla {r["peer_graph_ms"]:.3f} ms, {r["speedup"]:.2f}x' if r["peer"] else "")
+        s = r["shape"]
+        print(f'({s["H"]:2d},{s["HV"]:2d}) {len(s["seqlens"])}x{s["seqlens"][0]:<6d} {r["graph_ms"]:7.3f} ms',
+              f'fla {r["peer_graph_ms"]:7.3f} ms  {r["speedup"]:.2f}x' if r["peer"] else "", "" if r["pass"] else "FAIL")
