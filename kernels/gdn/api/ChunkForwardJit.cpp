@@ -2,6 +2,8 @@
 
 #include "qla/dsl/Jit.h"
 
+#include <future>
+
 namespace qla::gdn {
 
 ChunkForwardShape chunkForwardShape(const GdnForwardConfig &c) {
@@ -13,9 +15,13 @@ ChunkForward buildChunkForward(const GdnForwardConfig &c) {
   DiskCache cache(DiskCache::defaultRoot(), dsl::cacheVersionTag());
   std::unique_ptr<dsl::Kernel> kernels[] = {buildGdnOffsets(c), buildGdnCumsum(c), buildGdnChunkInverse(c),
                                             buildGdnChunkForward(c)};
+  // The kernels compile side by side: each has its own MLIR context, and the cache is thread-safe.
+  std::future<dsl::BuiltKernel> builds[4];
+  for (size_t i = 0; i < 4; ++i)
+    builds[i] = std::async(std::launch::async, [&, i] { return dsl::buildKernel(*kernels[i], cache); });
   ChunkForwardImages images;
   for (size_t i = 0; i < 4; ++i) {
-    dsl::BuiltKernel built = dsl::buildKernel(*kernels[i], cache);
+    dsl::BuiltKernel built = builds[i].get();
     images.manifests[i] = built.entry.manifest;
     images.cubins[i] = built.entry.files.at("kernel.cubin");
   }
