@@ -36,8 +36,10 @@ def QlaAssignLayouts : Pass<"qla-assign-layouts", "::mlir::ModuleOp"> {
 def QlaPlanSmem : Pass<"qla-plan-smem", "::mlir::ModuleOp"> {
   let summary = "Place shared-memory buffers in the kernel's dynamic shared memory";
   let description = [{
-    Gives every `qla.smem_alloc` a byte offset (1024-byte aligned for swizzled tiles, which TMA and
-    wgmma require) and records the total in the kernel's `qla.smem_bytes`. Fails with an error
+    Gives every shared buffer (`qla.smem_alloc`, the tiles of `qla.share` and of copies TMA does not
+    do) a byte offset, first fit, 1024-byte aligned for swizzled tiles (TMA and wgmma require it);
+    buffers whose live ranges do not overlap share bytes (rings live for the whole kernel). Records the
+    total in the kernel's `qla.smem_bytes`. Fails with an error
     naming the buffers when the total exceeds the budget.
   }];
   let options = [
