@@ -18,9 +18,18 @@ for s in $shapes; do
   $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --shape $B,$T --bench --json "$work/gdn-h${H}hv${HV}-${B}x${T}.json" 2>&1 \
     | sed 's/ seed=[0-9]*//' | tee -a "$out/gdn.log"
 done
+# The varlen mix of BENCHMARKS.md: 16 sequences of 256 to 16384 tokens, 65792 in all, (16, 32).
+mix=16384,8192,8192,4096,4096,4096,4096,2048,2048,2048,2048,4096,2048,1024,1024,256
+if [ -z "${SHAPES:-}" ]; then
+  $pkg/qla_gpu_gdn $pkg/gdn/h16hv32 --set "$(cat $pkg/gdn/h16hv32/settings)" --varlen $mix --bench \
+    --json "$work/gdn-h16hv32-varlen.json" 2>&1 | sed 's/ seed=[0-9]*//' | tee -a "$out/gdn.log"
+  shapes_fla="$shapes 16,32,varlen:$mix"
+else
+  shapes_fla="$shapes"
+fi
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 420 python3 $pkg/fla_gdn_shapes.py $work $(echo $shapes) 2>&1 | tee -a "$out/gdn.log"
+  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 420 python3 $pkg/fla_gdn_shapes.py $work $(echo $shapes_fla) 2>&1 | tee -a "$out/gdn.log"
 fi
 python3 - "$work" "$out" <<'PY'
 import glob, json, os, sys

@@ -3,7 +3,7 @@
 // element checked against the float64 recurrence (CPU) or its double-precision NVRTC twin (GPU,
 // for long inputs); then CUDA-event timing of the three launches. Runtime only, no MLIR.
 //   qla_gpu_gdn DIR --set H=..,HV=..,K=..,V=..,BV=..[,gate_in_kernel=1,l2norm=1] [--json OUT] [--bench]
-//               [--cases N | --shape B,T]
+//               [--cases N | --shape B,T | --varlen L1,L2,...]
 // DIR holds gdn_offsets/, gdn_cumsum/, gdn_chunk_inverse/ and gdn_chunk_forward/ compiled with those
 // settings (initial_state=1, final_state=1). Everything goes through the entry point qla::gdn::ChunkForward
 // (fixed-length batches without cu_seqlens, varlen with it).
@@ -199,6 +199,7 @@ int main(int argc, char **argv) {
   bool bench = false;
   size_t maxCases = 100;
   std::string onlyShape; // "B,T": just that fixed-length case, checked against the GPU reference and timed
+  std::string onlyVarlen; // "L1,L2,...": just that packed batch (cu_seqlens), likewise
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--set" && i + 1 < argc) settings = argv[++i];
@@ -206,6 +207,7 @@ int main(int argc, char **argv) {
     else if (a == "--json" && i + 1 < argc) jsonOut = argv[++i];
     else if (a == "--bench") bench = true;
     else if (a == "--shape" && i + 1 < argc) onlyShape = argv[++i];
+    else if (a == "--varlen" && i + 1 < argc) onlyVarlen = argv[++i];
     else dir = a;
   }
   Driver &drv = Driver::get();
@@ -225,12 +227,24 @@ int main(int argc, char **argv) {
     std::vector<Case> cases{{1, 1, {}, true, false},   {2, 63, {}, true, false},  {2, 64, {}, true, false},
                             {1, 65, {}, true, false},  {1, 1000, {}, true, false},
                             {1, 1300, {0, 1, 65, 300, 1000, 1300}, true, false},
+                            // Sequences of 1 to 16384 tokens, against the GPU reference.
+                            {1, 23357, {0, 16384, 16385, 17085, 17148, 21244, 21309, 23357}, false, false},
                             {4, 8192, {}, false, true}};
     if (!onlyShape.empty()) {
       auto comma = onlyShape.find(',');
       if (comma == std::string::npos)
         throw Error("--shape wants B,T, got '" + onlyShape + "'");
       cases = {{std::stoll(onlyShape.substr(0, comma)), std::stoll(onlyShape.substr(comma + 1)), {}, false, true}};
+    }
+    if (!onlyVarlen.empty()) {
+      std::vector<int64_t> cu{0};
+      std::stringstream ss(onlyVarlen);
+      std::string len;
+      while (std::getline(ss, len, ','))
+        cu.push_back(cu.back() + std::stoll(len));
+      if (cu.size() < 2)
+        throw Error("--varlen wants L1,L2,..., got '" + onlyVarlen + "'");
+      cases = {{1, cu.back(), cu, false, true}};
     }
     std::random_device rd;
     cases.resize(std::min(cases.size(), maxCases));
