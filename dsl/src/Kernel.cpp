@@ -160,6 +160,16 @@ Tile Kernel::load(const Tensor &src, std::vector<Index> offsets, std::vector<int
   return t;
 }
 
+Tile Kernel::loadTransposed(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
+                            std::vector<Index> bounds, Loc loc) {
+  if (tileShape.size() != 2 || src.shape.size() != 2)
+    throw Error(fmt::format("{}: kernel '{}': a transposed load of '{}' needs a 2-D tensor and tile", where(loc), name_,
+                            src.name));
+  Tile t = load(src, std::move(offsets), std::move(tileShape), std::move(bounds), loc);
+  mlir::cast<CopyOp>(val(t.value).getDefiningOp()).setTranspose(true);
+  return t;
+}
+
 Tile Kernel::fill(std::vector<int64_t> shape, DType dtype, double value, Loc loc) {
   Type elt = toMlir(&impl_->ctx, dtype);
   auto type = TileType::get(shape, elt, MemorySpace::frag);
@@ -217,6 +227,11 @@ Tile Kernel::cast(const Tile &t, DType to, Loc loc) {
 
 void Kernel::store(const Tile &t, const Tensor &dst, std::vector<Index> offsets, std::vector<Index> bounds,
                    Loc loc) {
+  storeTile(t, dst, std::move(offsets), std::move(bounds), /*transpose=*/false, loc);
+}
+
+void Kernel::storeTile(const Tile &t, const Tensor &dst, std::vector<Index> offsets, std::vector<Index> bounds,
+                       bool transpose, Loc loc) {
   if (!bounds.empty() && bounds.size() != dst.shape.size())
     throw Error(fmt::format("{}: kernel '{}': store into '{}' needs no bounds or {}, got {}", where(loc), name_,
                             dst.name, dst.shape.size(), bounds.size()));
@@ -232,7 +247,15 @@ void Kernel::store(const Tile &t, const Tensor &dst, std::vector<Index> offsets,
   SmallVector<Value> bnds;
   for (const Index &i : bounds)
     bnds.push_back(val(materialize(i)));
-  impl_->builder.create<StoreOp>(impl_->loc(loc), val(t.value), val(dst.value), offs, bnds);
+  impl_->builder.create<StoreOp>(impl_->loc(loc), val(t.value), val(dst.value), offs, bnds, transpose);
+}
+
+void Kernel::storeTransposed(const Tile &t, const Tensor &dst, std::vector<Index> offsets, std::vector<Index> bounds,
+                             Loc loc) {
+  if (t.shape.size() != 2 || dst.shape.size() != 2)
+    throw Error(fmt::format("{}: kernel '{}': a transposed store into '{}' needs a 2-D tensor and tile", where(loc),
+                            name_, dst.name));
+  storeTile(t, dst, std::move(offsets), std::move(bounds), /*transpose=*/true, loc);
 }
 
 Tiles Kernel::loop(Index lb, Index ub, Index step, int64_t stages, Tiles carried,

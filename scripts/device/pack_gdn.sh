@@ -17,6 +17,7 @@ gdn() {
 }
 if [ $# -eq 0 ]; then
   set -- small "H=1,HV=2,K=64,V=64,BV=64" gated "H=2,HV=4,K=128,V=128,BV=64,gate_in_kernel=1,l2norm=1" \
+         vfirst "H=1,HV=2,K=64,V=128,BV=64,state_v_first=1" \
          h16hv32 "H=16,HV=32,K=128,V=128,BV=64" h16hv64 "H=16,HV=64,K=128,V=128,BV=64"
 fi
 while [ $# -ge 2 ]; do gdn "$1" "$2"; shift 2; done

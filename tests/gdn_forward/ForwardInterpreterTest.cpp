@@ -102,6 +102,15 @@ TEST_CASE("gdn forward refuses what it does not support", "[gdn]") {
   c.K = 96;
   CHECK_THROWS_WITH(c.validate(), "gdn forward: K = 96 is not supported (supported: 64, 128, 256)");
   c.K = 128;
-  c.stateVFirst = true;
-  CHECK_THROWS_AS(c.validate(), qla::Error);
+  c.BV = 48;
+  CHECK_THROWS_WITH(c.validate(), "gdn forward: BV = 48 must be a multiple of 16 that divides V = 128");
+}
+
+TEST_CASE("gdn forward with states stored [V][K] (state_v_first) on the interpreter", "[gdn][interpreter]") {
+  // K != V, so a state read or written the wrong way round cannot pass.
+  auto [K, V] = GENERATE(std::pair{64, 128}, std::pair{128, 64});
+  GdnProblem p = problem(2, 70, 1, 2, K, V);
+  p.stateVFirst = true;
+  INFO("K = " << K << ", V = " << V);
+  run(p, GdnGateKind::mixedDecay);
 }

@@ -124,8 +124,8 @@ Run runProblem(ChunkForward &fwd, const GdnProblem &p, bool bench, bool cpuRefer
     args.g = t(dG, DType::f32, {p.B, p.T, p.HV});
     args.beta = t(dBeta, DType::f32, {p.B, p.T, p.HV});
   }
-  args.initialState = t(dH0, DType::f32, {N, p.HV, p.K, p.V});
-  args.finalState = t(dHt, DType::f32, {N, p.HV, p.K, p.V});
+  args.initialState = t(dH0, DType::f32, p.stateShape());
+  args.finalState = t(dHt, DType::f32, p.stateShape());
   if (p.varlen())
     args.cuSeqlens = t(dCu, DType::i64, {N + 1});
   auto launchAll = [&] { fwd(args, ws.ptr(), wsBytes); };
@@ -221,7 +221,8 @@ int main(int argc, char **argv) {
   try {
     drv.ensureContext();
     ChunkForwardShape shape{s.at("H"), s.at("HV"), s.at("K"), s.at("V"), s.count("BV") ? s.at("BV") : 64,
-                            s.count("gate_in_kernel") && s.at("gate_in_kernel") != 0, true, true};
+                            s.count("gate_in_kernel") && s.at("gate_in_kernel") != 0, true, true,
+                            s.count("state_v_first") && s.at("state_v_first") != 0};
     ChunkForward fwd = ChunkForward::fromDirectory(dir, shape);
     struct Case { int64_t B, T; std::vector<int64_t> cu; bool cpu; bool bench; };
     std::vector<Case> cases{{1, 1, {}, true, false},   {2, 63, {}, true, false},  {2, 64, {}, true, false},
@@ -260,6 +261,7 @@ int main(int argc, char **argv) {
       p.gateInKernel = s.count("gate_in_kernel") && s.at("gate_in_kernel");
       p.l2normQK = s.count("l2norm") && s.at("l2norm");
       p.useInitialState = p.outputFinalState = true;
+      p.stateVFirst = shape.stateVFirst;
       uint64_t seed = rd();
       Run r = runProblem(fwd, p, bench && c.bench, c.cpu, seed);
       bool ok = r.unwritten == 0 && r.errO <= 5e-3 && r.errState <= 5e-3 && (r.graphMs == 0 || r.graphIdentical);

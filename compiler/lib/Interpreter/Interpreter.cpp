@@ -362,11 +362,27 @@ private:
     return out;
   }
 
+  /// forEach over a tile placed at `offsets`, its element (i, j) at tensor position (i, j), or (j, i)
+  /// when `transpose`.
+  template <typename F>
+  static void forEachPlaced(ArrayRef<int64_t> tileShape, ArrayRef<int64_t> offsets, bool transpose, F f) {
+    if (!transpose)
+      return forEach(tileShape, offsets, f);
+    int64_t rows = tileShape[0], cols = tileShape[1];
+    SmallVector<int64_t> pos(2);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        pos[0] = offsets[0] + j;
+        pos[1] = offsets[1] + i;
+        f(i * cols + j, pos);
+      }
+  }
+
   LogicalResult copy(CopyOp o) {
     HostTensor &src = tensorOf(o.getSource());
     auto tile = newTile(o);
     SmallVector<int64_t> bounds = offsetsOf(o.getBounds());
-    forEach(tile->shape, offsetsOf(o.getOffsets()), [&](int64_t e, ArrayRef<int64_t> pos) {
+    forEachPlaced(tile->shape, offsetsOf(o.getOffsets()), o.getTranspose(), [&](int64_t e, ArrayRef<int64_t> pos) {
       int64_t lin = beyond(bounds, pos) ? -1 : linear(src, pos);
       tile->data[e] = lin < 0 ? 0.0 : src.data[lin]; // out of bounds reads zero, as TMA does
     });
@@ -378,7 +394,7 @@ private:
     Type elt = o.getDest().getType().getElementType();
     const TileData &tile = *env_.lookup(o.getValue()).tile;
     SmallVector<int64_t> bounds = offsetsOf(o.getBounds());
-    forEach(tile.shape, offsetsOf(o.getOffsets()), [&](int64_t e, ArrayRef<int64_t> pos) {
+    forEachPlaced(tile.shape, offsetsOf(o.getOffsets()), o.getTranspose(), [&](int64_t e, ArrayRef<int64_t> pos) {
       if (int64_t lin = beyond(bounds, pos) ? -1 : linear(dst, pos); lin >= 0)
         dst.data[lin] = roundTo(elt, tile.data[e]);
     });

@@ -138,12 +138,14 @@ void ChunkForward::validate(const ChunkForwardTensors &t) const {
     for (auto [arg, name] : {std::pair{&t.a, "a"}, {&t.b, "b"}, {&t.aLog, "A_log"}, {&t.dtBias, "dt_bias"}})
       expectAbsent(*arg, name, "these kernels take g and beta");
   }
+  const std::vector<int64_t> state = sh.stateVFirst ? std::vector<int64_t>{s.N, sh.HV, sh.V, sh.K}
+                                                    : std::vector<int64_t>{s.N, sh.HV, sh.K, sh.V};
   if (sh.initialState)
-    expect(t.initialState, "initial_state", DType::f32, {s.N, sh.HV, sh.K, sh.V});
+    expect(t.initialState, "initial_state", DType::f32, state);
   else
     expectAbsent(t.initialState, "initial_state", "these kernels were built without an initial state");
   if (sh.finalState)
-    expect(t.finalState, "final_state", DType::f32, {s.N, sh.HV, sh.K, sh.V});
+    expect(t.finalState, "final_state", DType::f32, state);
   else
     expectAbsent(t.finalState, "final_state", "these kernels were built without a final state");
 }
@@ -189,10 +191,12 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   loaded_[2]->launch({cu, k, beta, ainv}, stream, {hv, n, chunks});
   std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum, beta, ainv,
                                  packed(t.o, DType::bf16, {T, sh.HV * sh.V})};
+  const std::vector<int64_t> states = sh.stateVFirst ? std::vector<int64_t>{N * sh.HV * sh.V, sh.K}
+                                                     : std::vector<int64_t>{N * sh.HV * sh.K, sh.V};
   if (sh.initialState)
-    forward.push_back(packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}));
+    forward.push_back(packed(t.initialState, DType::f32, states));
   if (sh.finalState)
-    forward.push_back(packed(t.finalState, DType::f32, {N * sh.HV * sh.K, sh.V}));
+    forward.push_back(packed(t.finalState, DType::f32, states));
   loaded_[3]->launch(forward, stream, {static_cast<uint32_t>(sh.HV * (sh.V / sh.BV)), n, 1});
 }
 

@@ -23,8 +23,8 @@ struct ChunkForwardTensors {
   TensorArg g, beta;        // [B, T, HV] f32 (g log-space), unless the gate is computed in-kernel
   TensorArg a, b;           // [B, T, HV] f32, gate in-kernel: g = −exp(A_log)·softplus(a + dt_bias), β = sigmoid(b)
   TensorArg aLog, dtBias;   // [HV] f32, gate in-kernel
-  TensorArg initialState;   // [N, HV, K, V] f32, when the kernels were built with it
-  TensorArg finalState;     // [N, HV, K, V] f32, when the kernels were built with it
+  TensorArg initialState;   // [N, HV, K, V] f32 ([N, HV, V, K] with state_v_first), when built with it
+  TensorArg finalState;     // [N, HV, K, V] f32 ([N, HV, V, K] with state_v_first), when built with it
   TensorArg cuSeqlens;      // [N + 1] i64, varlen (B == 1); values non-decreasing from 0 to T (not read here)
   TensorArg o;              // [B, T, HV, V] bf16
 };
@@ -33,6 +33,7 @@ struct ChunkForwardTensors {
 struct ChunkForwardShape {
   int64_t H = 0, HV = 0, K = 0, V = 0, BV = 0;
   bool gateInKernel = false, initialState = false, finalState = false;
+  bool stateVFirst = false; // states stored [V][K] per head
 };
 
 /// The five kernels: manifest + cubin each.

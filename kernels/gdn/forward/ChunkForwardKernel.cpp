@@ -33,18 +33,24 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   auto ainv = k->tensor("ainv", {-1, c.HV * C}, DType::f32);
   auto o = k->tensor("o", {-1, c.HV * V}, DType::bf16);
   std::unique_ptr<dsl::Tensor> h0, ht;
+  // States are [K][V] per head, or [V][K] with state_v_first (then read and written transposed).
+  const int64_t stateCols = c.stateVFirst ? K : V;
   if (c.initialState)
-    h0 = std::make_unique<dsl::Tensor>(k->tensor("initial_state", {-1, V}, DType::f32));
+    h0 = std::make_unique<dsl::Tensor>(k->tensor("initial_state", {-1, stateCols}, DType::f32));
   if (c.finalState)
-    ht = std::make_unique<dsl::Tensor>(k->tensor("final_state", {-1, V}, DType::f32));
+    ht = std::make_unique<dsl::Tensor>(k->tensor("final_state", {-1, stateCols}, DType::f32));
   k->threads(128);
   k->grid(c.HV * slices, -1);
 
   Index hv = k->blockId(0) / slices, vb = k->blockId(0) - hv * slices, n = k->blockId(1), h = hv / (c.HV / c.H);
   Index vcol = hv * V + vb * BV; // first column of this block's slice of v and o
   Index bos = k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
-  Index stateRow = (n * c.HV + hv) * K;
-  Tile state = c.initialState ? k->load(*h0, {stateRow, vb * BV}, {K, BV}) : k->fill({K, BV}, DType::f32, 0.0);
+  Index head = n * c.HV + hv;
+  auto loadState = [&] {
+    return c.stateVFirst ? k->loadTransposed(*h0, {head * V + vb * BV, 0}, {K, BV})
+                         : k->load(*h0, {head * K, vb * BV}, {K, BV});
+  };
+  Tile state = c.initialState ? loadState() : k->fill({K, BV}, DType::f32, 0.0);
   const double scale = c.resolvedScale();
   auto toBf16 = [&](const Tile &t) {
     return k->map({t}, DType::bf16, [](const Scalars &x) { return x[0].to(DType::bf16); });
@@ -116,8 +122,10 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     return Tiles{product(kc, k->share(vdHi), c.precise ? std::optional<Tile>(k->share(vdLo)) : std::nullopt, decayed,
                          {.a = true})};
   });
-  if (c.finalState)
-    k->store(last[0], *ht, {stateRow, vb * BV});
+  if (c.finalState && c.stateVFirst)
+    k->storeTransposed(last[0], *ht, {head * V + vb * BV, 0});
+  else if (c.finalState)
+    k->store(last[0], *ht, {head * K, vb * BV});
   return k;
 }
 

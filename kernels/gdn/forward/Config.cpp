@@ -17,8 +17,6 @@ void GdnForwardConfig::validate() const {
       throw fail(fmt::format("{} = {} is not supported (supported: 64, 128, 256)", name, d));
   if (BV <= 0 || V % BV != 0 || BV % 16 != 0)
     throw fail(fmt::format("BV = {} must be a multiple of 16 that divides V = {}", BV, V));
-  if (stateVFirst)
-    throw fail("state_v_first is not supported yet (supported: states stored [K][V])");
   if (!std::isfinite(scale))
     throw fail("scale must be finite");
 }

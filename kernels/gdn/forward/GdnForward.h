@@ -10,7 +10,8 @@
 //   q, k [T, H*K] bf16    v [T, HV*V] bf16    g, beta [T, HV] f32    cu_seqlens [N+1] i64
 //   (in-kernel gate: a, b [T, HV] f32, A_log, dt_bias [HV] f32)
 //   scratch: gcum [T, HV] f32, beta (computed) [T, HV] f32, ainv [T, HV*64] f32
-//   o [T, HV*V] bf16      initial / final state [N*HV*K, V] f32 (state [K][V] per head)
+//   o [T, HV*V] bf16      initial / final state [N*HV*K, V] f32 (state [K][V] per head), or
+//                         [N*HV*V, K] with state_v_first ([V][K] per head)
 #ifndef QLA_KERNELS_GDN_FORWARD_GDNFORWARD_H
 #define QLA_KERNELS_GDN_FORWARD_GDNFORWARD_H
 
@@ -28,7 +29,7 @@ struct GdnForwardConfig {
   bool l2normQK = false;       // q, k ← x·rsqrt(Σx² + 1e-6)
   bool initialState = false;
   bool finalState = false;
-  bool stateVFirst = false;    // not supported yet: refused
+  bool stateVFirst = false;    // initial / final states stored [V][K] per head instead of [K][V]
   int64_t BV = 64;             // state columns per block of gdn_chunk_forward (a divisor of V)
   bool precise = true;         // f32 operands of the state products as bf16 hi + lo (3 more gemms a chunk)
   static constexpr int64_t kChunk = 64;

@@ -71,11 +71,12 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in) {
   std::vector<HostTensor *> args{&cu, &q, &k, &v, &gcum, &beta, &ainv, &o};
   HostTensor h0, ht;
   if (c.initialState) {
-    h0 = packed(in.initialState, {N * p.HV * p.K, p.V});
+    h0 = packed(in.initialState, p.stateVFirst ? std::vector<int64_t>{N * p.HV * p.V, p.K}
+                                                : std::vector<int64_t>{N * p.HV * p.K, p.V});
     args.push_back(&h0);
   }
   if (c.finalState) {
-    ht = zeros({N * p.HV * p.K, p.V});
+    ht = zeros(p.stateVFirst ? std::vector<int64_t>{N * p.HV * p.V, p.K} : std::vector<int64_t>{N * p.HV * p.K, p.V});
     args.push_back(&ht);
   }
   kernels.forward->interpret(args, {p.HV * (p.V / c.BV), N, 1});

@@ -887,3 +887,19 @@ func.func @tri_inverse_int(%x: !qla.tile<64x64xi32, frag>) {
   %r = qla.tri_inverse %x : !qla.tile<64x64xi32, frag>
   return
 }
+
+// -----
+
+func.func @copy_transposed_to_shared(%t: !qla.tensor<128x64xf32>, %i: index) {
+  // expected-error @+1 {{'qla.copy' op copies transposed only 2-D tiles into registers, got '!qla.tile<64x128xf32, smem>'}}
+  %r = qla.copy %t[%i, %i] {transpose} : !qla.tensor<128x64xf32> -> !qla.tile<64x128xf32, smem>
+  return
+}
+
+// -----
+
+func.func @store_transposed_1d(%x: !qla.tile<64xf32, frag>, %t: !qla.tensor<128xf32>, %i: index) {
+  // expected-error @+1 {{'qla.store' op stores transposed only 2-D tiles, got '!qla.tile<64xf32, frag>'}}
+  qla.store %x, %t[%i] {transpose} : !qla.tile<64xf32, frag>, !qla.tensor<128xf32>
+  return
+}

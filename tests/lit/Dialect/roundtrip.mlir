@@ -114,6 +114,11 @@ func.func @tile_ops(%A: !qla.tensor<256x128xbf16> {qla.name = "A"}, %B: !qla.ten
   }
   // CHECK: qla.store %[[O]], %{{.*}}[%[[BX]], %{{.*}}] : !qla.tile<128x128xbf16, frag>, !qla.tensor<256x128xbf16>
   qla.store %o, %C[%bx, %c0] : !qla.tile<128x128xbf16, frag>, !qla.tensor<256x128xbf16>
+  // Transposed (2-D): tile (i, j) <-> tensor (row + j, col + i).
+  // CHECK: qla.store %[[O]], %{{.*}}[%[[BX]], %{{.*}}] {transpose} : !qla.tile<128x128xbf16, frag>, !qla.tensor<256x128xbf16>
+  qla.store %o, %C[%bx, %c0] {transpose} : !qla.tile<128x128xbf16, frag>, !qla.tensor<256x128xbf16>
+  // CHECK: qla.copy %{{.*}}[%[[BX]], %{{.*}}] {transpose} : !qla.tensor<256x128xbf16> -> !qla.tile<128x128xbf16, frag>
+  %ot = qla.copy %C[%bx, %c0] {transpose} : !qla.tensor<256x128xbf16> -> !qla.tile<128x128xbf16, frag>
   return
 }
 

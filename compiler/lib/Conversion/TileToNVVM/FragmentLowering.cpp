@@ -50,6 +50,13 @@ std::pair<Value, Value> globalElement(OpBuilder &b, Location loc, Value base, ql
   return {ptr, inside};
 }
 
+/// Tensor coordinates of tile coordinates `c`: swapped for a transposed copy or store.
+SmallVector<Value> placed(SmallVector<Value> c, bool transpose) {
+  if (transpose)
+    std::swap(c[0], c[1]);
+  return c;
+}
+
 LogicalResult requireStaticStrides(Operation *op, qla::TensorType t) {
   if (ShapedType::isDynamicShape(t.getEffectiveStrides()))
     return op->emitOpError() << "needs a tensor with static strides (row-major with static inner dimensions)";
@@ -153,7 +160,8 @@ Value copyPairs(OpBuilder &b, Location loc, CopyOp op, CopyOp::Adaptor a, const 
   SmallVector<int64_t> strides = t.getEffectiveStrides();
   Type elt = op.getType().getElementType();
   int64_t eb = elementBytes(elt);
-  if (!layout.acc || strides.size() != 2 || strides[1] != 1 || strides[0] % 2 != 0 || (eb != 2 && eb != 4))
+  if (op.getTranspose() || !layout.acc || strides.size() != 2 || strides[1] != 1 || strides[0] % 2 != 0 ||
+      (eb != 2 && eb != 4))
     return {};
   Value limit0 = extentLimit(b, loc, t, a.getBounds(), 0), limit1 = extentLimit(b, loc, t, a.getBounds(), 1);
   Value off0 = toI32(b, loc, a.getOffsets()[0]), off1 = toI32(b, loc, a.getOffsets()[1]);
@@ -219,7 +227,7 @@ struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
       Value vec = emptyVector(b, l, vt);
       for (int64_t e = 0; e < layout->perThread(); ++e) {
         auto [ptr, inside] = globalElement(b, l, a.getSource(), op.getSource().getType(), a.getOffsets(),
-                                           a.getBounds(), layout->coords(b, l, tid, e));
+                                           a.getBounds(), placed(layout->coords(b, l, tid, e), op.getTranspose()));
         if (Value exists = layout->exists(b, l, tid, e))
           inside = b.create<arith::AndIOp>(l, inside, exists);
         Value v = guarded(b, l, inside, elt, [&, ptr = ptr](OpBuilder &g, Location gl) -> Value {
@@ -249,7 +257,7 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
     SmallVector<int64_t> strides = op.getDest().getType().getEffectiveStrides();
     Type elt = cast<TileType>(op.getValue().getType()).getElementType();
     // Accumulator layouts hold column pairs (e, e+1): one 2-element store when both are inside.
-    bool pairs = layout->acc && strides.size() == 2 && strides[0] % 2 == 0 && strides[1] == 1;
+    bool pairs = layout->acc && !op.getTranspose() && strides.size() == 2 && strides[0] % 2 == 0 && strides[1] == 1;
     for (int64_t e = 0; pairs && e < layout->perThread(); e += 2) {
       SmallVector<Value> c = layout->coords(rw, loc, tid, e);
       auto [ptr, inside] = globalElement(rw, loc, a.getDest(), op.getDest().getType(), a.getOffsets(), a.getBounds(), c);
@@ -273,7 +281,7 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
     }
     for (int64_t e = 0; !pairs && e < layout->perThread(); ++e) {
       auto [ptr, inside] = globalElement(rw, loc, a.getDest(), op.getDest().getType(), a.getOffsets(), a.getBounds(),
-                                         layout->coords(rw, loc, tid, e));
+                                         placed(layout->coords(rw, loc, tid, e), op.getTranspose()));
       if (Value exists = layout->exists(rw, loc, tid, e))
         inside = rw.create<arith::AndIOp>(loc, inside, exists);
       Value v = element(rw, loc, a.getValue(), e);

@@ -157,6 +157,10 @@ public:
   /// As copy, into registers.
   Tile load(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
             std::vector<Index> bounds = {}, Loc loc = Loc::current());
+  /// As load, transposed (2-D): element (i, j) of the tile is element (offsets[0] + j, offsets[1] + i)
+  /// of `src`, so the box read is tileShape swapped.
+  Tile loadTransposed(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
+                      std::vector<Index> bounds = {}, Loc loc = Loc::current());
   Index min(Index a, Index b);
   /// An index as an i32 scalar, for comparisons inside map bodies (e.g. with iota).
   Scalar scalar(Index i);
@@ -180,6 +184,9 @@ public:
   /// Elements past the tensor's end or at or past `bounds` are not written.
   void store(const Tile &t, const Tensor &dst, std::vector<Index> offsets, std::vector<Index> bounds = {},
              Loc loc = Loc::current());
+  /// As store, transposed (2-D): element (i, j) of `t` goes to (offsets[0] + j, offsets[1] + i).
+  void storeTransposed(const Tile &t, const Tensor &dst, std::vector<Index> offsets, std::vector<Index> bounds = {},
+                       Loc loc = Loc::current());
   /// for i in [lb, ub) step `step`, carrying `carried`; with stages >= 2 its copies are pipelined.
   Tiles loop(Index lb, Index ub, Index step, int64_t stages, Tiles carried,
              const std::function<Tiles(Index, const Tiles &)> &body, Loc loc = Loc::current());
@@ -208,6 +215,8 @@ private:
   Index indexOp(const Index &a, const Index &b, char op);
   void *scalarValue(const Scalar &s, void *typeLike);
   void *materialize(const Index &i);
+  void storeTile(const Tile &t, const Tensor &dst, std::vector<Index> offsets, std::vector<Index> bounds,
+                 bool transpose, Loc loc);
   std::string name_;
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<CompiledKernel> loaded_;

@@ -31,6 +31,8 @@ LogicalResult CopyOp::verify() {
   if (src.getElementType() != dst.getElementType())
     return emitOpError() << "tile element type " << dst.getElementType() << " differs from tensor's "
                          << src.getElementType();
+  if (getTranspose() && (dst.getRank() != 2 || !dst.isFragment()))
+    return emitOpError() << "copies transposed only 2-D tiles into registers, got " << dst;
   return success();
 }
 
@@ -108,6 +110,8 @@ LogicalResult StoreOp::verify() {
   if (v.getElementType() != d.getElementType())
     return emitOpError() << "cannot store a " << v.getElementType() << " tile into a " << d.getElementType()
                          << " tensor (convert it with qla.map first)";
+  if (getTranspose() && v.getRank() != 2)
+    return emitOpError() << "stores transposed only 2-D tiles, got " << v;
   return success();
 }
 

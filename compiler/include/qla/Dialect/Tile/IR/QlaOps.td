@@ -29,9 +29,11 @@ def Qla_CopyOp : Qla_Op<"copy", [MemoryEffects<[MemRead]>, AttrSizedOperandSegme
     (each thread loads its own elements). Elements past the tensor's bounds read as zero.
     Optional `bounds` (exclusive, in tensor coordinates, one per dimension) end the box earlier
     than the tensor does, e.g. at the end of a sequence in a packed batch: elements at or past a
-    bound read as zero too.
+    bound read as zero too. With `transpose` (2-D, into registers) element (i, j) of the tile is
+    element (%i + j, %j + i) of the tensor: the box is the tile's shape swapped.
   }];
-  let arguments = (ins Qla_TensorType:$source, Variadic<Index>:$offsets, Variadic<Index>:$bounds);
+  let arguments = (ins Qla_TensorType:$source, Variadic<Index>:$offsets, Variadic<Index>:$bounds,
+                       UnitAttr:$transpose);
   let results = (outs Qla_AnyTile:$result);
   let assemblyFormat = [{
     $source `[` $offsets `]` (`bounds` `[` $bounds^ `]`)? attr-dict `:` qualified(type($source)) `->`
@@ -86,8 +88,11 @@ def Qla_MapOp : Qla_Op<"map", [Pure, SingleBlockImplicitTerminator<"YieldOp">]> 
 def Qla_StoreOp : Qla_Op<"store", [MemoryEffects<[MemWrite]>, AttrSizedOperandSegments]> {
   let summary = "store a tile into a global tensor at element offsets; elements past the tensor's end "
                 "(or the optional bounds) are dropped";
+  let description = [{
+    With `transpose` (2-D) element (i, j) of the tile goes to element (%i + j, %j + i) of the tensor.
+  }];
   let arguments = (ins Qla_AnyTile:$value, Qla_TensorType:$dest, Variadic<Index>:$offsets,
-                       Variadic<Index>:$bounds);
+                       Variadic<Index>:$bounds, UnitAttr:$transpose);
   let assemblyFormat = [{
     $value `,` $dest `[` $offsets `]` (`bounds` `[` $bounds^ `]`)? attr-dict `:` qualified(type($value)) `,`
       qualified(type($dest))
