@@ -65,6 +65,25 @@ TEST_CASE("ChunkForward validates every argument", "[gdn][api]") {
   t.cuSeqlens = fake(DType::i64, {4});
   t.initialState.shape = {1, 2, 64, 64};
   CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'initial_state': expected a f32 tensor of shape [3, 2, 64, 64]"));
+  // A host copy of cu_seqlens is validated: 0 first, non-decreasing, T last.
+  t = goodArgs(1, 100);
+  t.cuSeqlens = fake(DType::i64, {4});
+  t.initialState.shape = t.finalState.shape = {3, 2, 64, 64};
+  const int64_t good[] = {0, 40, 40, 100}, notZero[] = {1, 40, 60, 100}, decreasing[] = {0, 40, 30, 100},
+                short_[] = {0, 40, 60, 99};
+  t.hostCuSeqlens = good;
+  CHECK_NOTHROW(fwd.validate(t));
+  t.hostCuSeqlens = notZero;
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'cu_seqlens': expected 0 first, got 1"));
+  t.hostCuSeqlens = decreasing;
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'cu_seqlens': expected non-decreasing values, got 30 "
+                                                       "after 40 at index 2"));
+  t.hostCuSeqlens = short_;
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'cu_seqlens': expected the last value to be T = 100, "
+                                                       "got 99"));
+  t = goodArgs(1, 100);
+  t.hostCuSeqlens = good;
+  CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'host_cu_seqlens': given without cu_seqlens"));
   t = goodArgs(1, 100);
   t.a = fake(DType::f32, {1, 100, 2});
   CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'a': expected nothing (these kernels take g and beta)"));

@@ -126,8 +126,10 @@ Run runProblem(ChunkForward &fwd, const GdnProblem &p, bool bench, bool cpuRefer
   }
   args.initialState = t(dH0, DType::f32, p.stateShape());
   args.finalState = t(dHt, DType::f32, p.stateShape());
-  if (p.varlen())
+  if (p.varlen()) {
     args.cuSeqlens = t(dCu, DType::i64, {N + 1});
+    args.hostCuSeqlens = p.cuSeqlens.data(); // grids sized by the longest sequence
+  }
   auto launchAll = [&] { fwd(args, ws.ptr(), wsBytes); };
   Driver &drv = Driver::get();
   launchAll();

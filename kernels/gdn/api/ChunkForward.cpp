@@ -54,13 +54,17 @@ void expectAbsent(const TensorArg &t, const char *name, const char *why) {
 struct Sizes {
   int64_t B, T, N, tokens;
   bool varlen;
+  int64_t longest; // tokens of the longest sequence (an upper bound, T, without host cu_seqlens)
 };
 
 Sizes sizesOf(const ChunkForwardTensors &t) {
   if (t.q.shape.size() != 4)
     throw Error(fmt::format("{}: argument 'q': expected shape [B, T, H, K], got [{}]", kWho, fmt::join(t.q.shape, ", ")));
-  Sizes s{t.q.shape[0], t.q.shape[1], 0, 0, t.cuSeqlens.data != 0};
+  Sizes s{t.q.shape[0], t.q.shape[1], 0, 0, t.cuSeqlens.data != 0, 0};
   s.tokens = s.B * s.T;
+  s.longest = s.T;
+  if (t.hostCuSeqlens && !s.varlen)
+    throw Error(fmt::format("{}: argument 'host_cu_seqlens': given without cu_seqlens", kWho));
   if (s.varlen) {
     if (t.cuSeqlens.shape.size() != 1 || t.cuSeqlens.shape[0] < 2)
       throw Error(fmt::format("{}: argument 'cu_seqlens': expected shape [N + 1] with N >= 1, got [{}]", kWho,
@@ -68,6 +72,21 @@ Sizes sizesOf(const ChunkForwardTensors &t) {
     if (s.B != 1)
       throw Error(fmt::format("{}: argument 'q': expected B = 1 with cu_seqlens, got B = {}", kWho, s.B));
     s.N = t.cuSeqlens.shape[0] - 1;
+    if (const int64_t *cu = t.hostCuSeqlens) {
+      if (cu[0] != 0)
+        throw Error(fmt::format("{}: argument 'cu_seqlens': expected 0 first, got {}", kWho, cu[0]));
+      s.longest = 0;
+      for (int64_t i = 0; i < s.N; ++i) {
+        if (cu[i + 1] < cu[i])
+          throw Error(fmt::format("{}: argument 'cu_seqlens': expected non-decreasing values, got {} after {} at "
+                                  "index {}",
+                                  kWho, cu[i + 1], cu[i], i + 1));
+        s.longest = std::max(s.longest, cu[i + 1] - cu[i]);
+      }
+      if (cu[s.N] != s.T)
+        throw Error(fmt::format("{}: argument 'cu_seqlens': expected the last value to be T = {}, got {}", kWho, s.T,
+                                cu[s.N]));
+    }
   } else {
     s.N = s.B;
   }
@@ -174,9 +193,9 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   TensorArg gcum = scratch(l.gcum, DType::f32, {T, sh.HV}), ainv = scratch(l.ainv, DType::f32, {T, sh.HV * kChunk});
   TensorArg beta = sh.gateInKernel ? scratch(l.beta, DType::f32, {T, sh.HV}) : packed(t.beta, DType::f32, {T, sh.HV});
   const uint32_t hv = static_cast<uint32_t>(sh.HV), n = static_cast<uint32_t>(N);
-  // Chunks of the longest sequence: exact for a fixed-length batch; for varlen the whole batch's
-  // count bounds it (cu_seqlens stays on the device; blocks past a sequence's end do nothing).
-  const uint32_t chunks = static_cast<uint32_t>(std::max<int64_t>(1, ((s.varlen ? T : s.T) + kChunk - 1) / kChunk));
+  // Chunks of the longest sequence: exact for a fixed-length batch and for varlen with host cu_seqlens;
+  // else the whole batch's count bounds it (blocks past a sequence's end do nothing).
+  const uint32_t chunks = static_cast<uint32_t>(std::max<int64_t>(1, (s.longest + kChunk - 1) / kChunk));
 
   if (!s.varlen)
     loaded_[0]->launch({cu, q}, stream, {n + 1, 1, 1});

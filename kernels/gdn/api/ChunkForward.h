@@ -26,6 +26,9 @@ struct ChunkForwardTensors {
   TensorArg initialState;   // [N, HV, K, V] f32 ([N, HV, V, K] with state_v_first), when built with it
   TensorArg finalState;     // [N, HV, K, V] f32 ([N, HV, V, K] with state_v_first), when built with it
   TensorArg cuSeqlens;      // [N + 1] i64, varlen (B == 1); values non-decreasing from 0 to T (not read here)
+  // Optional host copy of cu_seqlens (N + 1 values), as engines keep one: when given, its values are
+  // validated (0, non-decreasing, ending at T) and the longest sequence sizes the grids instead of T.
+  const int64_t *hostCuSeqlens = nullptr;
   TensorArg o;              // [B, T, HV, V] bf16
 };
 
