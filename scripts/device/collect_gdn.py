@@ -1,4 +1,4 @@
-"""Merges one device run's files (gdn-<config>.json from qla_gpu_gdn, fla-H-HV-B-T.json from fla_gdn.py,
+"""Merges one device run's files (gdn-<config>.json from qla_gpu_gdn, fla-H-HV-B-T.json from fla_gdn_shapes.py,
 gdn.log for the sanitizer lines) into one result file in BENCHMARKS.md's format, pairing each timed row
 with FLA's row of the same shape when the run has one (speedup = peer graph ms / our graph ms).
 Usage: collect_gdn.py RUN_DIR OUT.json COMMIT "COMMAND" "NOTE" """

@@ -38,9 +38,6 @@ if [ "${NCU_TIMES:-0}" = 1 ]; then
 fi
 if [ -n "${FLA:-}" ] && [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  for shape in $FLA; do
-    IFS=, read -r H HV B T <<<"$shape"
-    PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 $pkg/fla_gdn.py "$out/fla-$H-$HV-$B-$T.json" $H $HV $B $T 2>&1 | tail -1 | tee -a "$out/gdn.log"
-  done
+  PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 python3 $pkg/fla_gdn_shapes.py "$out" $FLA 2>&1 | tee -a "$out/gdn.log"
 fi
 grep -E "PASS|FAIL|exit" "$out/gdn.log" | sed 's/ seed=[0-9]*//'

@@ -176,6 +176,25 @@ struct ShareLowering : OpConversionPattern<ShareOp> {
   }
 };
 
+/// Calls `body(b, l, r, c0)` for each 16-byte piece of a [rows][pieces · vec] tile that this thread
+/// copies: round-robin over `threads`, piece `r`, `c0` the row and first column inside the tile.
+void forEachPiece(ConversionPatternRewriter &rw, Location loc, int64_t rows, int64_t pieces, int64_t vec,
+                  int64_t threads, Value tid, function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  int64_t total = rows * pieces;
+  for (int64_t e = 0; e * threads < total; ++e) {
+    Value lin = rw.create<arith::AddIOp>(loc, i32Const(rw, loc, e * threads), tid);
+    Value exists = (e + 1) * threads <= total
+                       ? Value()
+                       : rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, lin, i32Const(rw, loc, total));
+    guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
+      Value r = b.create<arith::DivUIOp>(l, lin, i32Const(b, l, pieces));
+      Value c0 = b.create<arith::MulIOp>(l, b.create<arith::RemUIOp>(l, lin, i32Const(b, l, pieces)), i32Const(b, l, vec));
+      body(b, l, r, c0);
+      return {};
+    });
+  }
+}
+
 /// A copy into shared memory that TMA does not perform: every thread loads elements round-robin.
 /// 16-byte pieces of rows: each thread loads whole pieces (one vector load when the piece is inside
 /// the bounds and the column offset is piece-aligned, element by element otherwise) and stores them
@@ -191,7 +210,7 @@ bool copyVectorized(ConversionPatternRewriter &rw, Location loc, CopyOp op, Copy
   if (tile.getRank() != 2 || vec < 2 || tile.getShape()[1] % vec != 0 || strides[1] != 1 || strides[0] % vec != 0)
     return false;
   auto layout = cast<SwizzleAttr>(tile.getLayout());
-  int64_t rows = tile.getShape()[0], pieces = tile.getShape()[1] / vec, total = rows * pieces;
+  int64_t rows = tile.getShape()[0], pieces = tile.getShape()[1] / vec;
   auto vt = VectorType::get({vec}, elt);
   Value off0 = toI32(rw, loc, a.getOffsets()[0]), off1 = toI32(rw, loc, a.getOffsets()[1]);
   Value limit0 = extentLimit(rw, loc, src, a.getBounds(), 0), limit1 = extentLimit(rw, loc, src, a.getBounds(), 1);
@@ -209,49 +228,40 @@ bool copyVectorized(ConversionPatternRewriter &rw, Location loc, CopyOp op, Copy
       return b.create<arith::ConstantIntOp>(l, b.getI1Type(), 1);
     return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, limit);
   };
-  for (int64_t e = 0; e * threads < total; ++e) {
-    Value lin = rw.create<arith::AddIOp>(loc, i32Const(rw, loc, e * threads), tid);
-    Value exists = (e + 1) * threads <= total
-                       ? Value()
-                       : rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, lin, i32Const(rw, loc, total));
-    guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
-      Value r = b.create<arith::DivUIOp>(l, lin, i32Const(b, l, pieces));
-      Value c0 = b.create<arith::MulIOp>(l, b.create<arith::RemUIOp>(l, lin, i32Const(b, l, pieces)), i32Const(b, l, vec));
-      Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
-      Value rowInside = below(b, l, row, limit0);
-      Value lastCol = b.create<arith::AddIOp>(l, col, i32Const(b, l, vec - 1));
-      Value whole = b.create<arith::AndIOp>(l, b.create<arith::AndIOp>(l, rowInside, below(b, l, lastCol, limit1)),
-                                            aligned);
-      auto piece = b.create<scf::IfOp>(
-          l, whole,
-          [&](OpBuilder &t, Location tl) {
-            t.create<scf::YieldOp>(tl, ValueRange{t.create<LLVM::LoadOp>(tl, vt, ptrAt(t, tl, row, col), 16).getResult()});
-          },
-          [&](OpBuilder &t, Location tl) {
-            Value v = t.create<LLVM::UndefOp>(tl, vt);
-            for (int64_t i = 0; i < vec; ++i) {
-              Value ci = t.create<arith::AddIOp>(tl, col, i32Const(t, tl, i));
-              Value inside = t.create<arith::AndIOp>(tl, rowInside, below(t, tl, ci, limit1));
-              Value x = guarded(t, tl, inside, elt, [&](OpBuilder &g, Location gl) -> Value {
-                return g.create<LLVM::LoadOp>(gl, elt, ptrAt(g, gl, row, ci));
-              });
-              v = t.create<LLVM::InsertElementOp>(tl, v, x, i64Const(t, tl, i));
-            }
-            t.create<scf::YieldOp>(tl, v);
-          });
-      Value v = piece.getResult(0);
-      if (!layout.getTransposed()) {
-        b.create<LLVM::StoreOp>(l, v, gepBytes(b, l, base, sharedOffset(b, l, tile, r, c0)), 16);
-        return {};
-      }
-      for (int64_t i = 0; i < vec; ++i) {
-        Value ci = b.create<arith::AddIOp>(l, c0, i32Const(b, l, i));
-        b.create<LLVM::StoreOp>(l, b.create<LLVM::ExtractElementOp>(l, v, i64Const(b, l, i)),
-                                gepBytes(b, l, base, sharedOffset(b, l, tile, r, ci)));
-      }
-      return {};
-    });
-  }
+  forEachPiece(rw, loc, rows, pieces, vec, threads, tid, [&](OpBuilder &b, Location l, Value r, Value c0) {
+    Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
+    Value rowInside = below(b, l, row, limit0);
+    Value lastCol = b.create<arith::AddIOp>(l, col, i32Const(b, l, vec - 1));
+    Value whole = b.create<arith::AndIOp>(l, b.create<arith::AndIOp>(l, rowInside, below(b, l, lastCol, limit1)),
+                                          aligned);
+    auto piece = b.create<scf::IfOp>(
+        l, whole,
+        [&](OpBuilder &t, Location tl) {
+          t.create<scf::YieldOp>(tl, ValueRange{t.create<LLVM::LoadOp>(tl, vt, ptrAt(t, tl, row, col), 16).getResult()});
+        },
+        [&](OpBuilder &t, Location tl) {
+          Value v = t.create<LLVM::UndefOp>(tl, vt);
+          for (int64_t i = 0; i < vec; ++i) {
+            Value ci = t.create<arith::AddIOp>(tl, col, i32Const(t, tl, i));
+            Value inside = t.create<arith::AndIOp>(tl, rowInside, below(t, tl, ci, limit1));
+            Value x = guarded(t, tl, inside, elt, [&](OpBuilder &g, Location gl) -> Value {
+              return g.create<LLVM::LoadOp>(gl, elt, ptrAt(g, gl, row, ci));
+            });
+            v = t.create<LLVM::InsertElementOp>(tl, v, x, i64Const(t, tl, i));
+          }
+          t.create<scf::YieldOp>(tl, v);
+        });
+    Value v = piece.getResult(0);
+    if (!layout.getTransposed()) {
+      b.create<LLVM::StoreOp>(l, v, gepBytes(b, l, base, sharedOffset(b, l, tile, r, c0)), 16);
+      return;
+    }
+    for (int64_t i = 0; i < vec; ++i) {
+      Value ci = b.create<arith::AddIOp>(l, c0, i32Const(b, l, i));
+      b.create<LLVM::StoreOp>(l, b.create<LLVM::ExtractElementOp>(l, v, i64Const(b, l, i)),
+                              gepBytes(b, l, base, sharedOffset(b, l, tile, r, ci)));
+    }
+  });
   return true;
 }
 
@@ -271,41 +281,32 @@ bool copyAsync(ConversionPatternRewriter &rw, Location loc, CopyOp op, CopyOp::A
   if (tile.getRank() != 2 || vec < 2 || layout.getTransposed() || tile.getShape()[1] % vec != 0 || strides[1] != 1 ||
       strides[0] % vec != 0)
     return false;
-  int64_t pieces = tile.getShape()[1] / vec, total = tile.getShape()[0] * pieces;
+  int64_t pieces = tile.getShape()[1] / vec;
   Value off0 = toI32(rw, loc, a.getOffsets()[0]), off1 = toI32(rw, loc, a.getOffsets()[1]);
   Value limit0 = extentLimit(rw, loc, src, a.getBounds(), 0), limit1 = extentLimit(rw, loc, src, a.getBounds(), 1);
   Value zero = i32Const(rw, loc, 0);
-  for (int64_t e = 0; e * threads < total; ++e) {
-    Value lin = rw.create<arith::AddIOp>(loc, i32Const(rw, loc, e * threads), tid);
-    Value exists = (e + 1) * threads <= total
-                       ? Value()
-                       : rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, lin, i32Const(rw, loc, total));
-    guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
-      Value r = b.create<arith::DivUIOp>(l, lin, i32Const(b, l, pieces));
-      Value c0 = b.create<arith::MulIOp>(l, b.create<arith::RemUIOp>(l, lin, i32Const(b, l, pieces)), i32Const(b, l, vec));
-      Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
-      Value valid = i32Const(b, l, vec); // elements of the piece inside the bounds
-      if (limit1)
-        valid = b.create<arith::MinSIOp>(
-            l, valid, b.create<arith::MaxSIOp>(l, zero, b.create<arith::SubIOp>(l, limit1, col)));
-      if (limit0)
-        valid = b.create<arith::SelectOp>(l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, row, limit0),
-                                          valid, zero);
-      Value bytes = b.create<arith::MulIOp>(l, valid, i32Const(b, l, eb));
-      // A piece with nothing to read points at the tensor's start, which is always a valid address.
-      Value any = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sgt, valid, zero);
-      Value linear = b.create<arith::AddIOp>(
-          l, b.create<arith::MulIOp>(l, b.create<arith::ExtSIOp>(l, b.getI64Type(), row), i64Const(b, l, strides[0])),
-          b.create<arith::ExtSIOp>(l, b.getI64Type(), col));
-      linear = b.create<arith::SelectOp>(l, any, linear, i64Const(b, l, 0));
-      Value from = b.create<LLVM::GEPOp>(l, a.getSource().getType(), elt, a.getSource(), ValueRange{linear});
-      Value to = gepBytes(b, l, base, sharedOffset(b, l, tile, r, c0));
-      b.create<NVVM::CpAsyncOp>(l, to, from, b.getI32IntegerAttr(16),
-                                NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
-                                bytes);
-      return {};
-    });
-  }
+  forEachPiece(rw, loc, tile.getShape()[0], pieces, vec, threads, tid, [&](OpBuilder &b, Location l, Value r, Value c0) {
+    Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
+    Value valid = i32Const(b, l, vec); // elements of the piece inside the bounds
+    if (limit1)
+      valid = b.create<arith::MinSIOp>(
+          l, valid, b.create<arith::MaxSIOp>(l, zero, b.create<arith::SubIOp>(l, limit1, col)));
+    if (limit0)
+      valid = b.create<arith::SelectOp>(l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, row, limit0),
+                                        valid, zero);
+    Value bytes = b.create<arith::MulIOp>(l, valid, i32Const(b, l, eb));
+    // A piece with nothing to read points at the tensor's start, which is always a valid address.
+    Value any = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sgt, valid, zero);
+    Value linear = b.create<arith::AddIOp>(
+        l, b.create<arith::MulIOp>(l, b.create<arith::ExtSIOp>(l, b.getI64Type(), row), i64Const(b, l, strides[0])),
+        b.create<arith::ExtSIOp>(l, b.getI64Type(), col));
+    linear = b.create<arith::SelectOp>(l, any, linear, i64Const(b, l, 0));
+    Value from = b.create<LLVM::GEPOp>(l, a.getSource().getType(), elt, a.getSource(), ValueRange{linear});
+    Value to = gepBytes(b, l, base, sharedOffset(b, l, tile, r, c0));
+    b.create<NVVM::CpAsyncOp>(l, to, from, b.getI32IntegerAttr(16),
+                              NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
+                              bytes);
+  });
   rw.create<NVVM::CpAsyncCommitGroupOp>(loc);
   rw.create<NVVM::CpAsyncWaitGroupOp>(loc, 0);
   return true;
