@@ -43,6 +43,7 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createCSEPass());
   pm.addPass(createQlaPipeline());
   pm.addPass(createQlaAssignLayouts());
+  pm.addPass(createQlaOverlapGemms());
   pm.addPass(createQlaPlanSmem(QlaPlanSmemOptions{options.smemBudgetBytes}));
   // To NVVM and LLVM.
   pm.addPass(createQlaConvertToNVVM());

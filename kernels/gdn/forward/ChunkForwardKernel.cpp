@@ -60,13 +60,14 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   Tiles last = k->loop(0, (eos - bos + (C - 1)) / C, 1, 1, {state}, [&](Index chunk, const Tiles &carried) {
     const Tile &H = carried[0];
     Index t0 = bos + chunk * C;
-    Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
-    Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
+    // Loads into registers first, so their latency overlaps the copies of q and k (which wait once).
     Tile vc = k->load(v, {t0, vcol}, {C, BV}, {eos, c.HV * V});
     Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
     Tile beta = k->load(betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
     Tile a0 = k->load(ainv, {t0, hv * C}, {C, C}, {eos, c.HV * C});
     Scalar gLast = k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv});
+    Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
+    Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
     Tile gRowsV = k->broadcast(g, {C, BV}, {0, 1});
     Tile gRows = k->broadcast(g, {C, C}, {0, 1}), gCols = k->broadcast(g, {C, C}, {1, 0});
     Tile betaCols = k->broadcast(beta, {C, C}, {1, 0});
@@ -88,7 +89,10 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       Tile r = k->gemm(a, b, acc, t);
       return lo ? k->gemm(a, *lo, r, t) : r;
     };
+    // The gemms are asynchronous (qla-overlap-gemms): the ones written one after another without
+    // reading each other's results run together, and the elementwise work between overlaps them.
     Tile x = product(kc, hs, hsLo, zeros(C, BV), {});
+    Tile qk = k->gemm(qc, kc, zeros(C, C), {.b = true});
     Tile y = k->map({vc, x, gRowsV}, DType::f32,
                     [](const Scalars &e) { return e[0].to(DType::f32) - exp(e[2]) * e[1]; });
     Tile ag = k->map({a0, gRows, gCols, betaCols, rows, cols}, DType::bf16, [&](const Scalars &e) {
@@ -99,19 +103,13 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
                       [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
     Tile vn = product(ag, k->share(yHi), c.precise ? std::optional<Tile>(k->share(yLo)) : std::nullopt,
                       zeros(C, BV), {});
-
     Tile qh = product(qc, hs, hsLo, zeros(C, BV), {});
-    Tile qk = k->gemm(qc, kc, zeros(C, C), {.b = true});
     Tile p = k->map({qk, gRows, gCols, rows, cols}, DType::bf16, [&](const Scalars &e) {
       return select(e[3] >= e[4] && e[3] < valid, e[0] * exp(e[1] - e[2]), 0.0).to(DType::bf16);
     });
-    Tile pv = k->gemm(p, k->share(toBf16(vn)), zeros(C, BV), {});
-    Tile out = k->map({qh, pv, gRowsV}, DType::bf16, [&](const Scalars &e) {
-      return (scale * (exp(e[2]) * e[0] + e[1])).to(DType::bf16);
-    });
-    k->store(out, o, {t0, vcol}, {eos, c.HV * V});
 
     // The state update takes exp(G_last − G) ∘ Vn as bf16 hi + lo parts too.
+    Tile vns = k->share(toBf16(vn));
     Tile vdf = k->map({vn, gRowsV, rowsV}, DType::f32, [&](const Scalars &e) {
       return select(e[2] < valid, e[0] * exp(gLast - e[1]), 0.0);
     });
@@ -119,8 +117,14 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     Tile vdLo = k->map({vdf, vdHi}, DType::bf16,
                        [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
     Tile decayed = k->map({H}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
-    return Tiles{product(kc, k->share(vdHi), c.precise ? std::optional<Tile>(k->share(vdLo)) : std::nullopt, decayed,
-                         {.a = true})};
+    Tile next = product(kc, k->share(vdHi), c.precise ? std::optional<Tile>(k->share(vdLo)) : std::nullopt, decayed,
+                        {.a = true});
+    Tile pv = k->gemm(p, vns, zeros(C, BV), {});
+    Tile out = k->map({qh, pv, gRowsV}, DType::bf16, [&](const Scalars &e) {
+      return (scale * (exp(e[2]) * e[0] + e[1])).to(DType::bf16);
+    });
+    k->store(out, o, {t0, vcol}, {eos, c.HV * V});
+    return Tiles{next};
   });
   if (c.finalState && c.stateVFirst)
     k->storeTransposed(last[0], *ht, {head * V + vb * BV, 0});

@@ -94,10 +94,11 @@ func.func @k(%A: !qla.tensor<256x64xbf16> {qla.name = "A"}, %B: !qla.tensor<256x
   // 128-byte swizzle (1) << 62 = 4611686293305360384.
   // CHECK: nvvm.wgmma.fence.aligned
   // CHECK: arith.constant 4611686293305360384 : i64
-  // CHECK: %[[W0:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+  // The accumulator is a zero fill: the first step scales it by zero (D <zero>), the others add.
+  // CHECK: %[[W0:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
   // The next 16 of K start 32 bytes further into each 128-byte row.
   // CHECK: arith.constant 32 : i64
-  // CHECK: %[[W1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W0]], <m = 64, n = 128, k = 16>
+  // CHECK: %[[W1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W0]], <m = 64, n = 128, k = 16>, D[<f32>, <one>]
   // CHECK: arith.constant 64 : i64
   // CHECK: %[[W2:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W1]], <m = 64, n = 128, k = 16>
   // CHECK: arith.constant 96 : i64

@@ -10,11 +10,12 @@
 // CHECK-COUNT-8: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK-NOT: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.commit.group
-// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NOT: nvvm.cp.async.wait.group
 // CHECK: } else {
 // CHECK-NOT: nvvm.cp.async
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
-// CHECK: nvvm.fence.proxy
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy
 // CHECK-NEXT: nvvm.barrier0
 func.func @bounded_copy(%q: !qla.tensor<?x2048xbf16>)
     attributes {qla.kernel, qla.grid = array<i64: 1, 1, 1>, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 17408 : i64} {
@@ -36,5 +37,39 @@ func.func @transposed_copy(%q: !qla.tensor<?x2048xbf16>)
   %row = qla.block_id 0
   %col = qla.block_id 1
   %t = qla.copy %q[%row, %col] {qla.smem_offset = 0 : i64} : !qla.tensor<?x2048xbf16> -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128, transposed = true>>
+  return
+}
+
+// -----
+
+// Consecutive copies into shared memory, with only index arithmetic and register loads between them,
+// synchronise once: one barrier before the first, each issues its own cp.async group, and the last one
+// waits for all of them, fences and ends with the barrier.
+// CHECK-LABEL: func.func @copy_run(
+// CHECK: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
+// CHECK-NOT: nvvm.cp.async.wait.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NOT: nvvm.barrier0
+// CHECK-NOT: nvvm.cp.async.wait.group
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-NOT: nvvm.barrier0
+// CHECK-NOT: nvvm.cp.async.wait.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NOT: nvvm.barrier0
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NOT: nvvm.cp.async
+// CHECK: return
+func.func @copy_run(%q: !qla.tensor<?x2048xbf16>, %g: !qla.tensor<?x4xf32>)
+    attributes {qla.kernel, qla.grid = array<i64: 1, 1, 1>, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 33792 : i64} {
+  %row = qla.block_id 0
+  %end = qla.block_id 2
+  %c64 = arith.constant 64 : index
+  %t = qla.copy %q[%row, %c64] bounds [%end, %end] {qla.smem_offset = 0 : i64} : !qla.tensor<?x2048xbf16> -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
+  %x = qla.load %g[%row, %row] : !qla.tensor<?x4xf32> -> f32
+  %next = arith.addi %row, %c64 : index
+  %u = qla.copy %q[%next, %c64] bounds [%end, %end] {qla.smem_offset = 16384 : i64} : !qla.tensor<?x2048xbf16> -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
   return
 }

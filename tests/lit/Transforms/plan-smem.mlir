@@ -132,3 +132,26 @@ func.func @reuse(%A: !qla.tensor<256x64xbf16>, %n: index) attributes {qla.kernel
   }
   return
 }
+
+// -----
+
+// A tile read by an asynchronous gemm lives until the qla.async_wait 0 after it (qla-overlap-gemms puts
+// one before the first reader): %b, made after the wait, takes %a's bytes; %c, made while the gemm
+// reading %b is in flight, gets bytes of its own.
+// CHECK-LABEL: func.func @async_until_wait(
+// CHECK-SAME: qla.smem_bytes = 17408 : i64
+// expected-error @+1 {{shared memory needed (17408 bytes) exceeds the budget of 1000 bytes}}
+func.func @async_until_wait(%f: !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.share %{{.*}} {qla.smem_offset = 0 : i64}
+  %a = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %r1 = qla.gemm %a, %a, %acc {async, transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  qla.async_wait 0
+  // CHECK: qla.share %{{.*}} {qla.smem_offset = 0 : i64}
+  %b = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %r2 = qla.gemm %b, %b, %acc {async, transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.share %{{.*}} {qla.smem_offset = 8192 : i64}
+  %c = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  qla.async_wait 0
+  return
+}

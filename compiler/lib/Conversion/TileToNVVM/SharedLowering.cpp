@@ -265,9 +265,9 @@ bool copyVectorized(ConversionPatternRewriter &rw, Location loc, CopyOp op, Copy
   return true;
 }
 
-/// A row-major copy into shared memory with cp.async: every thread issues all its 16-byte pieces, then
-/// waits once. Pieces past the bounds copy fewer bytes (none outside the rows) and cp.async fills the
-/// rest with zeros, so there is no branch and no register round trip. Needs the column offset at a
+/// A row-major copy into shared memory with cp.async: every thread issues all its 16-byte pieces as one
+/// group, which the caller waits for. Pieces past the bounds copy fewer bytes (none outside the rows)
+/// and cp.async fills the rest with zeros, so there is no branch and no register round trip. Needs the column offset at a
 /// piece boundary (checked at run time by the caller); false when the tile is stored transposed or the
 /// rows and strides do not come in whole pieces.
 bool copyAsync(ConversionPatternRewriter &rw, Location loc, CopyOp op, CopyOp::Adaptor a, Value base,
@@ -307,8 +307,7 @@ bool copyAsync(ConversionPatternRewriter &rw, Location loc, CopyOp op, CopyOp::A
                               NVVM::LoadCacheModifierKindAttr::get(b.getContext(), NVVM::LoadCacheModifierKind::CG),
                               bytes);
   });
-  rw.create<NVVM::CpAsyncCommitGroupOp>(loc);
-  rw.create<NVVM::CpAsyncWaitGroupOp>(loc, 0);
+  rw.create<NVVM::CpAsyncCommitGroupOp>(loc); // the caller waits
   return true;
 }
 
@@ -331,7 +330,22 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
     Value tid = threadIdx(rw, loc);
     Type elt = tile.getElementType();
     SmallVector<int64_t> strides = src.getEffectiveStrides();
-    blockBarrier(rw, loc);
+    // A run of copies (markCopyRuns) synchronises once: the first one waits for earlier readers of
+    // shared memory, the last one for every copy of the run.
+    bool first = !op->hasAttr(kCopyFollowsCopyAttr), last = !op->hasAttr(kCopyWaitsLaterAttr);
+    bool issuedAsync = !first; // an earlier copy of the run may have issued cp.async groups
+    auto finish = [&] {
+      if (last) {
+        if (issuedAsync)
+          rw.create<NVVM::CpAsyncWaitGroupOp>(loc, 0);
+        fenceSharedForAsync(rw, loc);
+        blockBarrier(rw, loc);
+      }
+      rw.replaceOp(op, base);
+      return success();
+    };
+    if (first)
+      blockBarrier(rw, loc);
     // cp.async when the column offset is at a piece boundary (uniform across the block), else the
     // register path below.
     if (int64_t vec = 16 / std::max<int64_t>(elementBytes(elt), 1); vec >= 2) {
@@ -347,20 +361,14 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
         if (!copyVectorized(rw, loc, op, a, base, spread.threads, tid))
           return op.emitOpError() << "internal: a cp.async copy without a vectorized fallback";
         rw.setInsertionPointAfter(ifOp);
-        fenceSharedForAsync(rw, loc);
-        blockBarrier(rw, loc);
-        rw.replaceOp(op, base);
-        return success();
+        issuedAsync = true;
+        return finish();
       }
       rw.setInsertionPoint(ifOp);
       rw.eraseOp(ifOp);
     }
-    if (copyVectorized(rw, loc, op, a, base, spread.threads, tid)) {
-      fenceSharedForAsync(rw, loc);
-      blockBarrier(rw, loc);
-      rw.replaceOp(op, base);
-      return success();
-    }
+    if (copyVectorized(rw, loc, op, a, base, spread.threads, tid))
+      return finish();
     writeShared(rw, loc, tile, base, spread, tid,
                 [&](OpBuilder &b, Location l, int64_t, ArrayRef<Value> c, Value &) -> Value {
                   Value linear = i64Const(b, l, 0);
@@ -380,10 +388,7 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
                     return t.create<LLVM::LoadOp>(tl, elt, ptr);
                   });
                 });
-    fenceSharedForAsync(rw, loc);
-    blockBarrier(rw, loc);
-    rw.replaceOp(op, base);
-    return success();
+    return finish();
   }
 };
 

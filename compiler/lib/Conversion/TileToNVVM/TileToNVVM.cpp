@@ -76,6 +76,29 @@ void lowerRemainingLoops(func::FuncOp kernel) {
   }
 }
 
+/// Marks runs of copies into shared memory with nothing between them that touches shared memory
+/// (index arithmetic, loads into registers or of scalars), so the run synchronises once.
+void markCopyRuns(func::FuncOp kernel) {
+  auto isSharedCopy = [](Operation *op) {
+    auto copy = dyn_cast<CopyOp>(op);
+    return copy && copy.getType().isShared();
+  };
+  kernel.walk([&](Block *block) {
+    Operation *previous = nullptr;
+    for (Operation &op : *block) {
+      if (isSharedCopy(&op)) {
+        if (previous) {
+          previous->setAttr(kCopyWaitsLaterAttr, UnitAttr::get(op.getContext()));
+          op.setAttr(kCopyFollowsCopyAttr, UnitAttr::get(op.getContext()));
+        }
+        previous = &op;
+      } else if (!(isPure(&op) || isa<CopyOp, LoadOp>(op))) {
+        previous = nullptr;
+      }
+    }
+  });
+}
+
 Attribute i64Array(Builder &b, ArrayRef<int64_t> v) { return b.getDenseI64ArrayAttr(v); }
 
 /// Appends one tensor-map parameter per distinct (tensor, box, swizzle) and records the kernel ABI.
@@ -191,6 +214,7 @@ struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
         continue;
       lowerRemainingLoops(kernel);
+      markCopyRuns(kernel);
       SmallVector<Attribute> params;
       if (failed(bindTensorMaps(kernel, params)) || failed(bindDims(kernel, params)))
         return signalPassFailure();

@@ -43,10 +43,19 @@ struct Positions {
   }
 };
 
+/// The first `qla.async_wait 0` after an asynchronous gemm in its block (null when there is none:
+/// then its reads may last to the end of the block, as in pipelined loops).
+Operation *waitAfter(GemmOp gemm) {
+  for (Operation *op = gemm->getNextNode(); op; op = op->getNextNode())
+    if (auto wait = dyn_cast<AsyncWaitOp>(op); wait && wait.getPending() == 0)
+      return wait;
+  return nullptr;
+}
+
 /// The positions over which a buffer's contents matter: from its defining op to the end of the last
 /// op of its block that uses it (a use inside a loop keeps it for the whole loop). Rings (qla.smem_alloc),
-/// buffers that leave their block, and buffers read by an asynchronous gemm (whose wait comes later)
-/// live to the end of the block or the kernel.
+/// buffers that leave their block live to the end of the kernel; buffers read by an asynchronous gemm
+/// until the wait after it (or the end of the block when there is none).
 std::pair<int64_t, int64_t> liveRange(Operation *def, const Positions &pos) {
   constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
   if (isa<SmemAllocOp>(def))
@@ -57,8 +66,13 @@ std::pair<int64_t, int64_t> liveRange(Operation *def, const Positions &pos) {
     Operation *inBlock = block->findAncestorOpInBlock(*user);
     if (!inBlock || inBlock == block->getTerminator())
       return {0, kForever};
-    if (auto gemm = dyn_cast<GemmOp>(user); gemm && gemm.getAsync())
-      inBlock = block->getTerminator();
+    if (auto gemm = dyn_cast<GemmOp>(user); gemm && gemm.getAsync()) {
+      Operation *wait = waitAfter(gemm);
+      if (!wait)
+        inBlock = block->getTerminator();
+      else if (wait->getBlock() == block)
+        inBlock = wait;
+    }
     last = std::max(last, pos.end.lookup(inBlock));
   }
   return {first, last};

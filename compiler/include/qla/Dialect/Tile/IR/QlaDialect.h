@@ -27,6 +27,10 @@ namespace qla {
 /// and the kernel's scratch region for fragments exchanged between threads.
 constexpr llvm::StringLiteral kSmemOffsetAttr = "qla.smem_offset";
 constexpr llvm::StringLiteral kScratchOffsetAttr = "qla.scratch_offset";
+/// Set by qla-convert-to-nvvm on consecutive copies into shared memory, which synchronise once:
+/// a copy that follows another skips the leading barrier, one followed by another skips the wait.
+constexpr llvm::StringLiteral kCopyFollowsCopyAttr = "qla.copy_follows_copy";
+constexpr llvm::StringLiteral kCopyWaitsLaterAttr = "qla.copy_waits_later";
 
 /// Bytes of one element of a tile or tensor element type.
 int64_t elementBytes(mlir::Type t);

@@ -21,6 +21,20 @@ def QlaPipeline : Pass<"qla-pipeline", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def QlaOverlapGemms : Pass<"qla-overlap-gemms", "::mlir::ModuleOp"> {
+  let summary = "Keep independent gemms in flight together: one wgmma wait before the first reader";
+  let description = [{
+    Every synchronous `qla.gemm` becomes asynchronous (`async`), and one `qla.async_wait 0` is placed
+    before the first op of its block that reads a gemm result in flight: an op using it (in its
+    regions too), or the block's terminator. Gemms that only feed each other through the
+    accumulator (the hi and lo halves of a bf16 hi + lo product) and gemms that do not depend on
+    each other are issued back to back and waited for once, and ops in between that need none of
+    their results overlap them. A gemm whose A or B is in flight waits first. Loops pipelined by
+    `qla-pipeline` (already asynchronous) are left alone. `qla-plan-smem` keeps the tiles an
+    asynchronous gemm reads until the wait that follows it.
+  }];
+}
+
 def QlaAssignLayouts : Pass<"qla-assign-layouts", "::mlir::ModuleOp"> {
   let summary = "Choose register-fragment distributions and shared-memory layouts";
   let description = [{
