@@ -139,63 +139,191 @@ struct CumsumLowering : ExchangePattern<CumsumOp> {
   }
 };
 
-/// Forward substitution by rows with one thread per column c of X = (I + StrictLower(A))^-1:
-/// X[i][c] = -Σ_{j<i} A[i][j]·X[j][c] (1 on the diagonal, 0 above), with the thread's column in
-/// registers and row i of A read from the scratch copy in 16-byte pieces (the same address for every
-/// thread). Fully unrolled: the only dependence is from row to row, and each row's sum runs in four
-/// independent partial sums. The column goes to a second scratch square, from which every thread
-/// gathers its result elements.
+/// X = (I + StrictLower(A))^-1 by forward substitution with one thread per column c: X[i][c] =
+/// -Σ_{j<i} A[i][j]·X[j][c] (1 on the diagonal, 0 above), the column in registers and row i of A read
+/// from scratch in 16-byte pieces (the same address for every thread). Fully unrolled; each row's sum
+/// runs in four independent partial sums. For any n; the blocked form below is used where it applies.
+void substituteColumns(OpBuilder &b, Location loc, Value base, Value xBase, int64_t n, Type elt, Value tid) {
+  int64_t eb = elementBytes(elt);
+  auto at = [&](OpBuilder &f, Location l, Value m, Value i, Value j) {
+    Value idx = f.create<arith::AddIOp>(l, f.create<arith::MulIOp>(l, i, i32Const(f, l, n)), j);
+    return scratchPtr(f, l, m, idx, elt);
+  };
+  Value col = tid;
+  Value isColumn = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, i32Const(b, loc, n));
+  int64_t piece = (eb == 4 && n % 4 == 0) ? 4 : 1; // elements of A read at once
+  guarded(b, loc, isColumn, Type(), [&](OpBuilder &t, Location l) -> Value {
+    Value one = t.create<arith::ConstantOp>(l, elt, t.getFloatAttr(elt, 1.0));
+    Value zero = zeroOf(t, l, elt);
+    SmallVector<Value> x; // X[j][col], j < i
+    for (int64_t i = 0; i < n; ++i) {
+      SmallVector<Value> partial(4, zero);
+      for (int64_t j = 0; j < i; j += piece) {
+        Value ptr = scratchPtr(t, l, base, i32Const(t, l, i * n + j), elt);
+        SmallVector<Value> aij;
+        if (piece == 1) {
+          aij.push_back(t.create<LLVM::LoadOp>(l, elt, ptr));
+        } else {
+          Value v = t.create<LLVM::LoadOp>(l, VectorType::get({piece}, elt), ptr, /*alignment=*/16);
+          for (int64_t q = 0; q < piece; ++q)
+            aij.push_back(t.create<LLVM::ExtractElementOp>(l, v, i64Const(t, l, q)));
+        }
+        for (int64_t q = 0; q < piece && j + q < i; ++q) {
+          Value &acc = partial[(j + q) % 4];
+          acc = t.create<LLVM::FMAOp>(l, aij[q], x[j + q], acc);
+        }
+      }
+      Value sum = t.create<arith::AddFOp>(l, t.create<arith::AddFOp>(l, partial[0], partial[1]),
+                                          t.create<arith::AddFOp>(l, partial[2], partial[3]));
+      Value iv = i32Const(t, l, i);
+      Value diag = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, iv, col);
+      Value above = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, iv, col);
+      Value xi = t.create<arith::SelectOp>(
+          l, diag, one, t.create<arith::SelectOp>(l, above, zero, t.create<arith::NegFOp>(l, sum)));
+      x.push_back(xi);
+      t.create<LLVM::StoreOp>(l, xi, at(t, l, xBase, iv, col));
+    }
+    return {};
+  });
+}
+
+/// The blocked form, for n a multiple of 16 (f32): with 16x16 blocks, X_dd = (I + A_dd)^-1 for the
+/// n/16 diagonal blocks at once (one thread per column of each: a 16-row substitution, unrolled),
+/// then block row r after block row r:
+///   T_rs = Σ_{s<=k<r} A_rk·X_ks   (every s < r at once; T_rs overwrites A_rs, no longer needed)
+///   X_rs = -X_rr·T_rs
+/// one element per thread in turn, with barriers between the steps. The dependent chain is 16 rows
+/// deep instead of n, and every thread works.
+void invertBlocked(OpBuilder &b, Location loc, Value base, Value xBase, int64_t n, Type elt, Value tid,
+                   int64_t threads) {
+  constexpr int64_t bs = 16;
+  auto c32 = [&](OpBuilder &f, Location l, int64_t v) { return i32Const(f, l, v); };
+  auto add = [](OpBuilder &f, Location l, Value x, Value y) { return f.create<arith::AddIOp>(l, x, y).getResult(); };
+  auto mul = [](OpBuilder &f, Location l, Value x, Value y) { return f.create<arith::MulIOp>(l, x, y).getResult(); };
+  auto ptr = [&](OpBuilder &f, Location l, Value m, Value i, Value j) {
+    return scratchPtr(f, l, m, add(f, l, mul(f, l, i, c32(f, l, n)), j), elt);
+  };
+  auto load = [&](OpBuilder &f, Location l, Value m, Value i, Value j) -> Value {
+    return f.create<LLVM::LoadOp>(l, elt, ptr(f, l, m, i, j));
+  };
+  Value zero = zeroOf(b, loc, elt), one = b.create<arith::ConstantOp>(loc, elt, b.getFloatAttr(elt, 1.0));
+
+  // Diagonal blocks: thread c < n substitutes column c of its block (block d = c / 16).
+  Value col = tid;
+  guarded(b, loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, c32(b, loc, n)), Type(),
+          [&](OpBuilder &t, Location l) -> Value {
+            Value first = mul(t, l, t.create<arith::DivUIOp>(l, col, c32(t, l, bs)), c32(t, l, bs));
+            Value local = t.create<arith::SubIOp>(l, col, first);
+            SmallVector<Value> x; // X[first + q][col], q < r
+            for (int64_t r = 0; r < bs; ++r) {
+              Value row = add(t, l, first, c32(t, l, r));
+              SmallVector<Value> partial(4, zero);
+              for (int64_t q = 0; q < r; q += 4) {
+                Value v = t.create<LLVM::LoadOp>(l, VectorType::get({4}, elt),
+                                                 ptr(t, l, base, row, add(t, l, first, c32(t, l, q))), 16);
+                for (int64_t e = 0; e < 4 && q + e < r; ++e)
+                  partial[(q + e) % 4] = t.create<LLVM::FMAOp>(
+                      l, t.create<LLVM::ExtractElementOp>(l, v, i64Const(t, l, e)), x[q + e], partial[(q + e) % 4]);
+              }
+              Value sum = t.create<arith::AddFOp>(l, t.create<arith::AddFOp>(l, partial[0], partial[1]),
+                                                  t.create<arith::AddFOp>(l, partial[2], partial[3]));
+              Value rv = c32(t, l, r);
+              Value diag = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, rv, local);
+              Value above = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, rv, local);
+              Value xr = t.create<arith::SelectOp>(
+                  l, diag, one, t.create<arith::SelectOp>(l, above, zero, t.create<arith::NegFOp>(l, sum)));
+              x.push_back(xr);
+              t.create<LLVM::StoreOp>(l, xr, ptr(t, l, xBase, row, col));
+            }
+            return {};
+          });
+  blockBarrier(b, loc);
+
+  // Block row r: elements (i, j) of the blocks (r, s < r), spread over the threads in turn.
+  for (int64_t r = 1; r < n / bs; ++r) {
+    int64_t count = r * bs * bs, rounds = (count + threads - 1) / threads;
+    // Coordinates of this thread's element e: i in block row r, j in block column s.
+    auto element = [&](OpBuilder &f, Location l, int64_t e) {
+      Value lin = add(f, l, c32(f, l, e * threads), tid);
+      Value s = f.create<arith::DivUIOp>(l, lin, c32(f, l, bs * bs));
+      Value w = f.create<arith::RemUIOp>(l, lin, c32(f, l, bs * bs));
+      Value i = add(f, l, c32(f, l, r * bs), f.create<arith::DivUIOp>(l, w, c32(f, l, bs)));
+      Value j = add(f, l, mul(f, l, s, c32(f, l, bs)), f.create<arith::RemUIOp>(l, w, c32(f, l, bs)));
+      Value exists = f.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, lin, c32(f, l, count));
+      return std::make_tuple(i, j, s, exists);
+    };
+    // Σ over k in [lo, hi) of lhs[i][k]·rhs[k][j], four k at a time when lo and hi are multiples of 4.
+    auto dot = [&](OpBuilder &f, Location l, Value lhs, Value rhs, Value i, Value j, Value lo, Value hi, Value init,
+                   int64_t step) -> Value {
+      auto loop = f.create<scf::ForOp>(
+          l, lo, hi, c32(f, l, step), ValueRange{init}, [&](OpBuilder &g, Location gl, Value k, ValueRange acc) {
+            Value sum = acc[0];
+            if (step == 4) {
+              Value v = g.create<LLVM::LoadOp>(gl, VectorType::get({4}, elt), ptr(g, gl, lhs, i, k), 16);
+              for (int64_t e = 0; e < 4; ++e)
+                sum = g.create<LLVM::FMAOp>(gl, g.create<LLVM::ExtractElementOp>(gl, v, i64Const(g, gl, e)),
+                                            load(g, gl, rhs, add(g, gl, k, c32(g, gl, e)), j), sum);
+            } else {
+              sum = g.create<LLVM::FMAOp>(gl, load(g, gl, lhs, i, k), load(g, gl, rhs, k, j), sum);
+            }
+            g.create<scf::YieldOp>(gl, sum);
+          });
+      return loop.getResult(0);
+    };
+    SmallVector<Value> t;
+    for (int64_t e = 0; e < rounds; ++e) {
+      auto [i, j, s, exists] = element(b, loc, e);
+      t.push_back(guarded(b, loc, exists, elt, [&](OpBuilder &g, Location l) -> Value {
+        return dot(g, l, base, xBase, i, j, mul(g, l, s, c32(g, l, bs)), c32(g, l, r * bs), zero, 4);
+      }));
+    }
+    blockBarrier(b, loc);
+    for (int64_t e = 0; e < rounds; ++e) {
+      auto [i, j, s, exists] = element(b, loc, e);
+      guarded(b, loc, exists, Type(), [&](OpBuilder &g, Location l) -> Value {
+        g.create<LLVM::StoreOp>(l, t[e], ptr(g, l, base, i, j));
+        return {};
+      });
+    }
+    blockBarrier(b, loc);
+    for (int64_t e = 0; e < rounds; ++e) {
+      auto [i, j, s, exists] = element(b, loc, e);
+      guarded(b, loc, exists, Type(), [&](OpBuilder &g, Location l) -> Value {
+        // X_rr is unit lower-triangular: X[i][j] = -(T[i][j] + Σ_{16r <= m < i} X[i][m]·T[m][j]).
+        Value sum = dot(g, l, xBase, base, i, j, c32(g, l, r * bs), i, t[e], 1);
+        g.create<LLVM::StoreOp>(l, g.create<arith::NegFOp>(l, sum), ptr(g, l, xBase, i, j));
+        return {};
+      });
+    }
+    blockBarrier(b, loc);
+  }
+}
+
+/// (I + StrictLower(A))^-1: A is spilled to scratch, X is built in a second scratch square, and every
+/// thread gathers its result elements from there (zero above the diagonal).
 struct TriInverseLowering : ExchangePattern<TriInverseOp> {
   using ExchangePattern::ExchangePattern;
   Value lower(TriInverseOp op, OpBuilder &b, Location loc, Value base, TileType in, TileType, Type vt,
               Value tid) const override {
     int64_t n = in.getShape()[0];
     Type elt = in.getElementType();
-    int64_t eb = elementBytes(elt);
-    Value xBase = gepBytes(b, loc, base, i64Const(b, loc, n * n * eb));
-    auto at = [&](OpBuilder &f, Location l, Value m, Value i, Value j) {
-      Value idx = f.create<arith::AddIOp>(l, f.create<arith::MulIOp>(l, i, i32Const(f, l, n)), j);
-      return scratchPtr(f, l, m, idx, elt);
-    };
-    Value col = tid;
-    Value isColumn = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, i32Const(b, loc, n));
-    int64_t piece = (eb == 4 && n % 4 == 0) ? 4 : 1; // elements of A read at once
-    guarded(b, loc, isColumn, Type(), [&](OpBuilder &t, Location l) -> Value {
-      Value one = t.create<arith::ConstantOp>(l, elt, t.getFloatAttr(elt, 1.0));
-      Value zero = zeroOf(t, l, elt);
-      SmallVector<Value> x; // X[j][col], j < i
-      for (int64_t i = 0; i < n; ++i) {
-        SmallVector<Value> partial(4, zero);
-        for (int64_t j = 0; j < i; j += piece) {
-          Value ptr = scratchPtr(t, l, base, i32Const(t, l, i * n + j), elt);
-          SmallVector<Value> aij;
-          if (piece == 1) {
-            aij.push_back(t.create<LLVM::LoadOp>(l, elt, ptr));
-          } else {
-            Value v = t.create<LLVM::LoadOp>(l, VectorType::get({piece}, elt), ptr, /*alignment=*/16);
-            for (int64_t q = 0; q < piece; ++q)
-              aij.push_back(t.create<LLVM::ExtractElementOp>(l, v, i64Const(t, l, q)));
-          }
-          for (int64_t q = 0; q < piece && j + q < i; ++q) {
-            Value &acc = partial[(j + q) % 4];
-            acc = t.create<LLVM::FMAOp>(l, aij[q], x[j + q], acc);
-          }
-        }
-        Value sum = t.create<arith::AddFOp>(l, t.create<arith::AddFOp>(l, partial[0], partial[1]),
-                                            t.create<arith::AddFOp>(l, partial[2], partial[3]));
-        Value iv = i32Const(t, l, i);
-        Value diag = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, iv, col);
-        Value above = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, iv, col);
-        Value xi = t.create<arith::SelectOp>(
-            l, diag, one, t.create<arith::SelectOp>(l, above, zero, t.create<arith::NegFOp>(l, sum)));
-        x.push_back(xi);
-        t.create<LLVM::StoreOp>(l, xi, at(t, l, xBase, iv, col));
-      }
-      return {};
-    });
-    blockBarrier(b, loc);
+    Value xBase = gepBytes(b, loc, base, i64Const(b, loc, n * n * elementBytes(elt)));
+    // The threads the fragment is spread over are the kernel's (qla-assign-layouts).
+    FragLayout layout = *fragLayout(in);
+    int64_t threads = layout.acc ? layout.acc->warpgroups * 128 : layout.threads;
+    bool blocked = n % 16 == 0 && n >= 32 && elementBytes(elt) == 4 && threads >= n;
+    if (blocked)
+      invertBlocked(b, loc, base, xBase, n, elt, tid, threads);
+    else {
+      substituteColumns(b, loc, base, xBase, n, elt, tid);
+      blockBarrier(b, loc);
+    }
     return gather(b, loc, in, vt, tid, [&](OpBuilder &g, Location l, ArrayRef<Value> c) -> Value {
-      return g.create<LLVM::LoadOp>(l, elt, at(g, l, xBase, c[0], c[1]));
+      Value lower = g.create<arith::CmpIOp>(l, arith::CmpIPredicate::uge, c[0], c[1]);
+      return guarded(g, l, lower, elt, [&](OpBuilder &t, Location tl) -> Value {
+        Value idx = t.create<arith::AddIOp>(tl, t.create<arith::MulIOp>(tl, c[0], i32Const(t, tl, n)), c[1]);
+        return t.create<LLVM::LoadOp>(tl, elt, scratchPtr(t, tl, xBase, idx, elt));
+      });
     });
   }
 };

@@ -62,24 +62,42 @@ Value FragLayout::exists(OpBuilder &b, Location loc, Value tid, int64_t e) const
                                  i32Const(b, loc, type.getNumElements()));
 }
 
-Value threadIdx(OpBuilder &b, Location loc) {
+/// The scf.for around the insertion point, if any.
+scf::ForOp enclosingLoop(OpBuilder &b) {
   Operation *parent = b.getInsertionBlock() ? b.getInsertionBlock()->getParentOp() : nullptr;
-  auto loop = parent ? (isa<scf::ForOp>(parent) ? cast<scf::ForOp>(parent) : parent->getParentOfType<scf::ForOp>())
-                     : scf::ForOp();
-  if (!loop)
-    return b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type());
-  // Not side-effecting, so reads in one iteration are CSE'd; its operand (the induction variable)
-  // keeps it, and what is computed from it, inside the loop.
+  if (!parent)
+    return {};
+  return isa<scf::ForOp>(parent) ? cast<scf::ForOp>(parent) : parent->getParentOfType<scf::ForOp>();
+}
+
+/// `value` passed through an opaque move that takes the loop's induction variable as well: LLVM
+/// cannot hoist it, or what is computed from it, out of the loop. Not side-effecting, so the reads
+/// of one iteration are CSE'd.
+Value perIteration(OpBuilder &b, Location loc, scf::ForOp loop, Value value) {
   Value iv = b.create<arith::IndexCastOp>(loc, b.getI32Type(), loop.getInductionVar());
-  return b.create<LLVM::InlineAsmOp>(loc, b.getI32Type(), ValueRange{iv}, "mov.u32 $0, %tid.x;", "=r,r",
+  return b.create<LLVM::InlineAsmOp>(loc, b.getI32Type(), ValueRange{value, iv}, "mov.b32 $0, $1;", "=r,r,r",
                                      /*has_side_effects=*/false, /*is_align_stack=*/false,
                                      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
       .getResult(0);
 }
 
+Value threadIdx(OpBuilder &b, Location loc) {
+  Value tid = b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type());
+  // Read afresh each iteration: hoisted, every per-element address computed from it would stay
+  // live across the loop.
+  scf::ForOp loop = enclosingLoop(b);
+  return loop ? perIteration(b, loc, loop, tid) : tid;
+}
+
 Value smemAddress(OpBuilder &b, Location loc, int64_t offset) {
   auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
   Value base = b.create<LLVM::AddressOfOp>(loc, ptr3, kSmemSymbol);
+  // Inside a loop, buffer addresses and the wgmma descriptors made from them are recomputed each
+  // iteration (a few integer instructions) instead of being hoisted and kept in registers, where
+  // dozens of them crowd out the fragments and spill.
+  if (scf::ForOp loop = enclosingLoop(b))
+    base = b.create<LLVM::IntToPtrOp>(
+        loc, ptr3, perIteration(b, loc, loop, b.create<LLVM::PtrToIntOp>(loc, b.getI32Type(), base)));
   // Dynamic shared memory follows the static (mbarriers) and is not 1024-byte aligned by itself;
   // swizzled TMA/wgmma tiles need that, and qla-plan-smem reserved the slack.
   Value addr = b.create<LLVM::PtrToIntOp>(loc, b.getI64Type(), base);
