@@ -1,0 +1,41 @@
+// RUN: qla-opt %s -qla-convert-to-nvvm -split-input-file | FileCheck %s
+
+// A 64x64 f32 tri_inverse is blocked: the input goes to scratch (barrier, stores, barrier); the four
+// 16x16 diagonal blocks are substituted at once, one thread per column (16-byte reads of A's row),
+// then block rows 1, 2, 3 each take three barriers (T_rs = Σ A_rk·X_ks into A's place, then
+// X_rs = -X_rr·T_rs); every thread gathers its lower-triangular elements from X.
+// CHECK-LABEL: func.func @blocked(
+// CHECK-COUNT-2: nvvm.barrier0
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK: nvvm.barrier0
+// CHECK: scf.for
+// CHECK-COUNT-9: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
+// CHECK: return
+func.func @blocked(%A: !qla.tensor<64x64xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.scratch_offset = 0 : i64, qla.smem_bytes = 33792 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<64x64xf32> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %x = qla.tri_inverse %a : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  qla.store %x, %A[%c0, %c0] : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<64x64xf32>
+  return
+}
+
+// -----
+
+// A size that is not a multiple of 16 is substituted column by column (the chain is n rows deep),
+// unrolled (no loops), with one barrier before the gather.
+// CHECK-LABEL: func.func @columns(
+// CHECK-COUNT-2: nvvm.barrier0
+// CHECK-NOT: scf.for
+// CHECK: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
+// CHECK: return
+func.func @columns(%A: !qla.tensor<24x24xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.scratch_offset = 0 : i64, qla.smem_bytes = 5632 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<24x24xf32> -> !qla.tile<24x24xf32, frag, #qla.strided<threads = 128>>
+  %x = qla.tri_inverse %a : !qla.tile<24x24xf32, frag, #qla.strided<threads = 128>>
+  qla.store %x, %A[%c0, %c0] : !qla.tile<24x24xf32, frag, #qla.strided<threads = 128>>, !qla.tensor<24x24xf32>
+  return
+}
