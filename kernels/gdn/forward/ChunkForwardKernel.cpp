@@ -68,10 +68,6 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     Scalar gLast = k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv});
     Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
     Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
-    Tile gRowsV = k->broadcast(g, {C, BV}, {0, 1});
-    Tile gRows = k->broadcast(g, {C, C}, {0, 1}), gCols = k->broadcast(g, {C, C}, {1, 0});
-    Tile betaCols = k->broadcast(beta, {C, C}, {1, 0});
-    Tile rows = k->iota({C, C}, 0), cols = k->iota({C, C}, 1);
     Tile rowsV = k->iota({C, BV}, 0);
     Scalar valid = k->scalar(eos - t0); // rows of this chunk inside the sequence
 
@@ -90,37 +86,45 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       return lo ? k->gemm(a, *lo, r, t) : r;
     };
     // The gemms are asynchronous (qla-overlap-gemms): the ones written one after another without
-    // reading each other's results run together, and the elementwise work between overlaps them.
+    // reading each other's results run together, and the elementwise work written after them that
+    // reads none of their results overlaps them. Fragments are made where they are used, so that
+    // few are live at once.
     Tile x = product(kc, hs, hsLo, zeros(C, BV), {});
     Tile qk = k->gemm(qc, kc, zeros(C, C), {.b = true});
-    Tile y = k->map({vc, x, gRowsV}, DType::f32,
+    // Γ (lower-inclusive, rows inside the sequence) serves both the gated inverse and the output mask.
+    Tile gamma = [&] {
+      Tile gRows = k->broadcast(g, {C, C}, {0, 1}), gCols = k->broadcast(g, {C, C}, {1, 0});
+      Tile rows = k->iota({C, C}, 0), cols = k->iota({C, C}, 1);
+      return k->map({gRows, gCols, rows, cols}, DType::f32, [&](const Scalars &e) {
+        return select(e[2] >= e[3] && e[2] < valid, exp(e[0] - e[1]), 0.0);
+      });
+    }();
+    Tile ag = k->share(k->map({a0, gamma, k->broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
+                              [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }));
+    Tile p = k->share(
+        k->map({qk, gamma}, DType::bf16, [](const Scalars &e) { return (e[0] * e[1]).to(DType::bf16); }));
+    Tile y = k->map({vc, x, k->broadcast(g, {C, BV}, {0, 1})}, DType::f32,
                     [](const Scalars &e) { return e[0].to(DType::f32) - exp(e[2]) * e[1]; });
-    Tile ag = k->map({a0, gRows, gCols, betaCols, rows, cols}, DType::bf16, [&](const Scalars &e) {
-      return select(e[4] >= e[5] && e[4] < valid, exp(e[1] - e[2]) * e[0] * e[3], 0.0).to(DType::bf16);
-    });
     Tile yHi = toBf16(y);
     Tile yLo = k->map({y, yHi}, DType::bf16,
                       [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
     Tile vn = product(ag, k->share(yHi), c.precise ? std::optional<Tile>(k->share(yLo)) : std::nullopt,
                       zeros(C, BV), {});
     Tile qh = product(qc, hs, hsLo, zeros(C, BV), {});
-    Tile p = k->map({qk, gRows, gCols, rows, cols}, DType::bf16, [&](const Scalars &e) {
-      return select(e[3] >= e[4] && e[3] < valid, e[0] * exp(e[1] - e[2]), 0.0).to(DType::bf16);
-    });
+    Tile decayed = k->map({H}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
 
     // The state update takes exp(G_last − G) ∘ Vn as bf16 hi + lo parts too.
     Tile vns = k->share(toBf16(vn));
-    Tile vdf = k->map({vn, gRowsV, rowsV}, DType::f32, [&](const Scalars &e) {
+    Tile vdf = k->map({vn, k->broadcast(g, {C, BV}, {0, 1}), rowsV}, DType::f32, [&](const Scalars &e) {
       return select(e[2] < valid, e[0] * exp(gLast - e[1]), 0.0);
     });
     Tile vdHi = toBf16(vdf);
     Tile vdLo = k->map({vdf, vdHi}, DType::bf16,
                        [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
-    Tile decayed = k->map({H}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
     Tile next = product(kc, k->share(vdHi), c.precise ? std::optional<Tile>(k->share(vdLo)) : std::nullopt, decayed,
                         {.a = true});
     Tile pv = k->gemm(p, vns, zeros(C, BV), {});
-    Tile out = k->map({qh, pv, gRowsV}, DType::bf16, [&](const Scalars &e) {
+    Tile out = k->map({qh, pv, k->broadcast(g, {C, BV}, {0, 1})}, DType::bf16, [&](const Scalars &e) {
       return (scale * (exp(e[2]) * e[0] + e[1])).to(DType::bf16);
     });
     k->store(out, o, {t0, vcol}, {eos, c.HV * V});
