@@ -192,8 +192,9 @@ void substituteColumns(OpBuilder &b, Location loc, Value base, Value xBase, int6
 /// then block row r after block row r:
 ///   T_rs = Σ_{s<=k<r} A_rk·X_ks   (every s < r at once; T_rs overwrites A_rs, no longer needed)
 ///   X_rs = -X_rr·T_rs
-/// one element per thread in turn, with barriers between the steps. The dependent chain is 16 rows
-/// deep instead of n, and every thread works.
+/// a strip of four columns per thread in turn (16-byte reads of X and T feed four FMAs each), with
+/// barriers between the steps. The dependent chain is 16 rows deep instead of n, every thread works,
+/// and shared-memory reads are a quarter of one per FMA.
 void invertBlocked(OpBuilder &b, Location loc, Value base, Value xBase, int64_t n, Type elt, Value tid,
                    int64_t threads) {
   constexpr int64_t bs = 16;
@@ -239,59 +240,67 @@ void invertBlocked(OpBuilder &b, Location loc, Value base, Value xBase, int64_t 
           });
   blockBarrier(b, loc);
 
-  // Block row r: elements (i, j) of the blocks (r, s < r), spread over the threads in turn.
+  // Block row r: strips of four columns (i, j..j+3) of the blocks (r, s < r), spread over the threads
+  // in turn (columns fastest, so a warp reads few rows of A and whole 16-byte pieces of X and T).
+  auto vec4 = VectorType::get({4}, elt);
+  Value zero4 = zeroOf(b, loc, vec4);
+  auto load4 = [&](OpBuilder &f, Location l, Value m, Value i, Value j) -> Value {
+    return f.create<LLVM::LoadOp>(l, vec4, ptr(f, l, m, i, j), 16);
+  };
+  auto splat = [&](OpBuilder &f, Location l, Value x) -> Value {
+    Value v = f.create<LLVM::UndefOp>(l, vec4);
+    for (int64_t e = 0; e < 4; ++e)
+      v = f.create<LLVM::InsertElementOp>(l, v, x, i64Const(f, l, e));
+    return v;
+  };
   for (int64_t r = 1; r < n / bs; ++r) {
-    int64_t count = r * bs * bs, rounds = (count + threads - 1) / threads;
-    // Coordinates of this thread's element e: i in block row r, j in block column s.
-    auto element = [&](OpBuilder &f, Location l, int64_t e) {
+    int64_t perRow = r * bs / 4, count = bs * perRow, rounds = (count + threads - 1) / threads;
+    // This thread's strip e: row i of block row r, first column j of block column s.
+    auto strip = [&](OpBuilder &f, Location l, int64_t e) {
       Value lin = add(f, l, c32(f, l, e * threads), tid);
-      Value s = f.create<arith::DivUIOp>(l, lin, c32(f, l, bs * bs));
-      Value w = f.create<arith::RemUIOp>(l, lin, c32(f, l, bs * bs));
-      Value i = add(f, l, c32(f, l, r * bs), f.create<arith::DivUIOp>(l, w, c32(f, l, bs)));
-      Value j = add(f, l, mul(f, l, s, c32(f, l, bs)), f.create<arith::RemUIOp>(l, w, c32(f, l, bs)));
+      Value i = add(f, l, c32(f, l, r * bs), f.create<arith::DivUIOp>(l, lin, c32(f, l, perRow)));
+      Value j = mul(f, l, f.create<arith::RemUIOp>(l, lin, c32(f, l, perRow)), c32(f, l, 4));
+      Value s = f.create<arith::DivUIOp>(l, j, c32(f, l, bs));
       Value exists = f.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, lin, c32(f, l, count));
       return std::make_tuple(i, j, s, exists);
     };
-    // Σ over k in [lo, hi) of lhs[i][k]·rhs[k][j], four k at a time when lo and hi are multiples of 4.
-    auto dot = [&](OpBuilder &f, Location l, Value lhs, Value rhs, Value i, Value j, Value lo, Value hi, Value init,
-                   int64_t step) -> Value {
-      auto loop = f.create<scf::ForOp>(
-          l, lo, hi, c32(f, l, step), ValueRange{init}, [&](OpBuilder &g, Location gl, Value k, ValueRange acc) {
-            Value sum = acc[0];
-            if (step == 4) {
-              Value v = g.create<LLVM::LoadOp>(gl, VectorType::get({4}, elt), ptr(g, gl, lhs, i, k), 16);
-              for (int64_t e = 0; e < 4; ++e)
-                sum = g.create<LLVM::FMAOp>(gl, g.create<LLVM::ExtractElementOp>(gl, v, i64Const(g, gl, e)),
-                                            load(g, gl, rhs, add(g, gl, k, c32(g, gl, e)), j), sum);
-            } else {
-              sum = g.create<LLVM::FMAOp>(gl, load(g, gl, lhs, i, k), load(g, gl, rhs, k, j), sum);
-            }
-            g.create<scf::YieldOp>(gl, sum);
-          });
-      return loop.getResult(0);
-    };
+    // T_rs[i][j..j+3] = Σ_{16s <= k < 16r} A[i][k]·X[k][j..j+3], A's row four k at a time.
     SmallVector<Value> t;
     for (int64_t e = 0; e < rounds; ++e) {
-      auto [i, j, s, exists] = element(b, loc, e);
-      t.push_back(guarded(b, loc, exists, elt, [&](OpBuilder &g, Location l) -> Value {
-        return dot(g, l, base, xBase, i, j, mul(g, l, s, c32(g, l, bs)), c32(g, l, r * bs), zero, 4);
+      auto [i, j, s, exists] = strip(b, loc, e);
+      t.push_back(guarded(b, loc, exists, vec4, [&](OpBuilder &g, Location l) -> Value {
+        auto loop = g.create<scf::ForOp>(
+            l, mul(g, l, s, c32(g, l, bs)), c32(g, l, r * bs), c32(g, l, 4), ValueRange{zero4},
+            [&](OpBuilder &f, Location fl, Value k, ValueRange acc) {
+              Value a = load4(f, fl, base, i, k), sum = acc[0];
+              for (int64_t q = 0; q < 4; ++q)
+                sum = f.create<LLVM::FMAOp>(fl, splat(f, fl, f.create<LLVM::ExtractElementOp>(fl, a, i64Const(f, fl, q))),
+                                            load4(f, fl, xBase, add(f, fl, k, c32(f, fl, q)), j), sum);
+              f.create<scf::YieldOp>(fl, sum);
+            });
+        return loop.getResult(0);
       }));
     }
     blockBarrier(b, loc);
     for (int64_t e = 0; e < rounds; ++e) {
-      auto [i, j, s, exists] = element(b, loc, e);
+      auto [i, j, s, exists] = strip(b, loc, e);
       guarded(b, loc, exists, Type(), [&](OpBuilder &g, Location l) -> Value {
-        g.create<LLVM::StoreOp>(l, t[e], ptr(g, l, base, i, j));
+        g.create<LLVM::StoreOp>(l, t[e], ptr(g, l, base, i, j), 16);
         return {};
       });
     }
     blockBarrier(b, loc);
+    // X_rr is unit lower-triangular: X[i][j..] = -(T[i][j..] + Σ_{16r <= m < i} X[i][m]·T[m][j..]).
     for (int64_t e = 0; e < rounds; ++e) {
-      auto [i, j, s, exists] = element(b, loc, e);
+      auto [i, j, s, exists] = strip(b, loc, e);
       guarded(b, loc, exists, Type(), [&](OpBuilder &g, Location l) -> Value {
-        // X_rr is unit lower-triangular: X[i][j] = -(T[i][j] + Σ_{16r <= m < i} X[i][m]·T[m][j]).
-        Value sum = dot(g, l, xBase, base, i, j, c32(g, l, r * bs), i, t[e], 1);
-        g.create<LLVM::StoreOp>(l, g.create<arith::NegFOp>(l, sum), ptr(g, l, xBase, i, j));
+        auto loop = g.create<scf::ForOp>(
+            l, c32(g, l, r * bs), i, c32(g, l, 1), ValueRange{t[e]}, [&](OpBuilder &f, Location fl, Value m, ValueRange acc) {
+              f.create<scf::YieldOp>(
+                  fl, f.create<LLVM::FMAOp>(fl, splat(f, fl, load(f, fl, xBase, i, m)), load4(f, fl, base, m, j), acc[0])
+                          .getResult());
+            });
+        g.create<LLVM::StoreOp>(l, g.create<LLVM::FNegOp>(l, loop.getResult(0)), ptr(g, l, xBase, i, j), 16);
         return {};
       });
     }
