@@ -70,23 +70,34 @@ scf::ForOp enclosingLoop(OpBuilder &b) {
   return isa<scf::ForOp>(parent) ? cast<scf::ForOp>(parent) : parent->getParentOfType<scf::ForOp>();
 }
 
-/// `value` passed through an opaque move that takes the loop's induction variable as well: LLVM
-/// cannot hoist it, or what is computed from it, out of the loop. Not side-effecting, so the reads
-/// of one iteration are CSE'd.
-Value perIteration(OpBuilder &b, Location loc, scf::ForOp loop, Value value) {
+/// `make()` passed through an opaque move that takes the loop's induction variable as well, made
+/// once at the start of the loop body (`tag` finds it again): LLVM cannot hoist it, or what is
+/// computed from it, out of the loop, and every use in an iteration shares the one value (so LLVM
+/// still sees shared-memory addresses as offsets from one base).
+Value perIteration(OpBuilder &b, scf::ForOp loop, StringRef tag, function_ref<Value(OpBuilder &, Location)> make) {
+  Block *body = loop.getBody();
+  for (Operation &op : *body)
+    if (op.hasAttr(tag))
+      return op.getResult(0);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(body);
+  Location loc = loop.getLoc();
   Value iv = b.create<arith::IndexCastOp>(loc, b.getI32Type(), loop.getInductionVar());
-  return b.create<LLVM::InlineAsmOp>(loc, b.getI32Type(), ValueRange{value, iv}, "mov.b32 $0, $1;", "=r,r,r",
-                                     /*has_side_effects=*/false, /*is_align_stack=*/false,
-                                     LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr())
-      .getResult(0);
+  auto read = b.create<LLVM::InlineAsmOp>(loc, b.getI32Type(), ValueRange{make(b, loc), iv}, "mov.b32 $0, $1;",
+                                          "=r,r,r", /*has_side_effects=*/false, /*is_align_stack=*/false,
+                                          LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  read->setAttr(tag, b.getUnitAttr());
+  return read.getResult(0);
 }
 
 Value threadIdx(OpBuilder &b, Location loc) {
-  Value tid = b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type());
   // Read afresh each iteration: hoisted, every per-element address computed from it would stay
   // live across the loop.
-  scf::ForOp loop = enclosingLoop(b);
-  return loop ? perIteration(b, loc, loop, tid) : tid;
+  if (scf::ForOp loop = enclosingLoop(b))
+    return perIteration(b, loop, "qla_per_iteration_tid", [](OpBuilder &f, Location l) -> Value {
+      return f.create<NVVM::ThreadIdXOp>(l, f.getI32Type());
+    });
+  return b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type());
 }
 
 Value smemAddress(OpBuilder &b, Location loc, int64_t offset) {
@@ -96,8 +107,10 @@ Value smemAddress(OpBuilder &b, Location loc, int64_t offset) {
   // iteration (a few integer instructions) instead of being hoisted and kept in registers, where
   // dozens of them crowd out the fragments and spill.
   if (scf::ForOp loop = enclosingLoop(b))
-    base = b.create<LLVM::IntToPtrOp>(
-        loc, ptr3, perIteration(b, loc, loop, b.create<LLVM::PtrToIntOp>(loc, b.getI32Type(), base)));
+    base = b.create<LLVM::IntToPtrOp>(loc, ptr3, perIteration(b, loop, "qla_per_iteration_smem", [&](OpBuilder &f, Location l) {
+                                        return f.create<LLVM::PtrToIntOp>(
+                                            l, f.getI32Type(), f.create<LLVM::AddressOfOp>(l, ptr3, kSmemSymbol));
+                                      }));
   // Dynamic shared memory follows the static (mbarriers) and is not 1024-byte aligned by itself;
   // swizzled TMA/wgmma tiles need that, and qla-plan-smem reserved the slack.
   Value addr = b.create<LLVM::PtrToIntOp>(loc, b.getI64Type(), base);
