@@ -139,50 +139,57 @@ struct CumsumLowering : ExchangePattern<CumsumOp> {
   }
 };
 
-/// X = (I + StrictLower(A))^-1 by forward substitution with one thread per column c: X[i][c] =
-/// -Σ_{j<i} A[i][j]·X[j][c] (1 on the diagonal, 0 above), the column in registers and row i of A read
-/// from scratch in 16-byte pieces (the same address for every thread). Fully unrolled; each row's sum
-/// runs in four independent partial sums. For any n; the blocked form below is used where it applies.
-void substituteColumns(OpBuilder &b, Location loc, Value base, Value xBase, int64_t n, Type elt, Value tid) {
-  int64_t eb = elementBytes(elt);
-  auto at = [&](OpBuilder &f, Location l, Value m, Value i, Value j) {
-    Value idx = f.create<arith::AddIOp>(l, f.create<arith::MulIOp>(l, i, i32Const(f, l, n)), j);
-    return scratchPtr(f, l, m, idx, elt);
+/// Column `col` of the square block of X = (I + StrictLower(A))^-1 that starts at row and column
+/// `first` (`size` rows, A and X row-major n x n in scratch) by forward substitution:
+/// X[i][col] = -Σ_{first<=j<i} A[i][j]·X[j][col] (1 on the diagonal, 0 above), the column in registers
+/// and row i of A read in 16-byte pieces where they line up. Unrolled; each row's sum runs in four
+/// independent partial sums. Emitted at `t`'s insertion point, for the thread that owns `col`.
+void substituteColumn(OpBuilder &t, Location l, Value base, Value xBase, int64_t n, Type elt, Value first,
+                      int64_t size, Value col) {
+  auto at = [&](Value m, Value i, Value j) {
+    Value idx = t.create<arith::AddIOp>(l, t.create<arith::MulIOp>(l, i, i32Const(t, l, n)), j);
+    return scratchPtr(t, l, m, idx, elt);
   };
-  Value col = tid;
-  Value isColumn = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, i32Const(b, loc, n));
-  int64_t piece = (eb == 4 && n % 4 == 0) ? 4 : 1; // elements of A read at once
-  guarded(b, loc, isColumn, Type(), [&](OpBuilder &t, Location l) -> Value {
-    Value one = t.create<arith::ConstantOp>(l, elt, t.getFloatAttr(elt, 1.0));
-    Value zero = zeroOf(t, l, elt);
-    SmallVector<Value> x; // X[j][col], j < i
-    for (int64_t i = 0; i < n; ++i) {
-      SmallVector<Value> partial(4, zero);
-      for (int64_t j = 0; j < i; j += piece) {
-        Value ptr = scratchPtr(t, l, base, i32Const(t, l, i * n + j), elt);
-        SmallVector<Value> aij;
-        if (piece == 1) {
-          aij.push_back(t.create<LLVM::LoadOp>(l, elt, ptr));
-        } else {
-          Value v = t.create<LLVM::LoadOp>(l, VectorType::get({piece}, elt), ptr, /*alignment=*/16);
-          for (int64_t q = 0; q < piece; ++q)
-            aij.push_back(t.create<LLVM::ExtractElementOp>(l, v, i64Const(t, l, q)));
-        }
-        for (int64_t q = 0; q < piece && j + q < i; ++q) {
-          Value &acc = partial[(j + q) % 4];
-          acc = t.create<LLVM::FMAOp>(l, aij[q], x[j + q], acc);
-        }
+  // Pieces of four when every row start (first + i·n) is 16-byte aligned (first is then too).
+  int64_t piece = (elementBytes(elt) == 4 && n % 4 == 0 && size % 4 == 0) ? 4 : 1;
+  Value one = t.create<arith::ConstantOp>(l, elt, t.getFloatAttr(elt, 1.0));
+  Value zero = zeroOf(t, l, elt);
+  Value local = t.create<arith::SubIOp>(l, col, first);
+  SmallVector<Value> x; // X[first + q][col], q < r
+  for (int64_t r = 0; r < size; ++r) {
+    Value row = t.create<arith::AddIOp>(l, first, i32Const(t, l, r));
+    SmallVector<Value> partial(4, zero);
+    for (int64_t q = 0; q < r; q += piece) {
+      Value ptr = at(base, row, t.create<arith::AddIOp>(l, first, i32Const(t, l, q)));
+      SmallVector<Value> aiq;
+      if (piece == 1) {
+        aiq.push_back(t.create<LLVM::LoadOp>(l, elt, ptr));
+      } else {
+        Value v = t.create<LLVM::LoadOp>(l, VectorType::get({piece}, elt), ptr, /*alignment=*/16);
+        for (int64_t e = 0; e < piece; ++e)
+          aiq.push_back(t.create<LLVM::ExtractElementOp>(l, v, i64Const(t, l, e)));
       }
-      Value sum = t.create<arith::AddFOp>(l, t.create<arith::AddFOp>(l, partial[0], partial[1]),
-                                          t.create<arith::AddFOp>(l, partial[2], partial[3]));
-      Value iv = i32Const(t, l, i);
-      Value diag = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, iv, col);
-      Value above = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, iv, col);
-      Value xi = t.create<arith::SelectOp>(
-          l, diag, one, t.create<arith::SelectOp>(l, above, zero, t.create<arith::NegFOp>(l, sum)));
-      x.push_back(xi);
-      t.create<LLVM::StoreOp>(l, xi, at(t, l, xBase, iv, col));
+      for (int64_t e = 0; e < piece && q + e < r; ++e)
+        partial[(q + e) % 4] = t.create<LLVM::FMAOp>(l, aiq[e], x[q + e], partial[(q + e) % 4]);
     }
+    Value sum = t.create<arith::AddFOp>(l, t.create<arith::AddFOp>(l, partial[0], partial[1]),
+                                        t.create<arith::AddFOp>(l, partial[2], partial[3]));
+    Value rv = i32Const(t, l, r);
+    Value diag = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, rv, local);
+    Value above = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, rv, local);
+    Value xr = t.create<arith::SelectOp>(
+        l, diag, one, t.create<arith::SelectOp>(l, above, zero, t.create<arith::NegFOp>(l, sum)));
+    x.push_back(xr);
+    t.create<LLVM::StoreOp>(l, xr, at(xBase, row, col));
+  }
+}
+
+/// X = (I + StrictLower(A))^-1 with one thread per column, the whole of it substituted (a chain n rows
+/// deep). For any n; the blocked form below is used where it applies.
+void substituteColumns(OpBuilder &b, Location loc, Value base, Value xBase, int64_t n, Type elt, Value tid) {
+  Value isColumn = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid, i32Const(b, loc, n));
+  guarded(b, loc, isColumn, Type(), [&](OpBuilder &t, Location l) -> Value {
+    substituteColumn(t, l, base, xBase, n, elt, i32Const(t, l, 0), n, tid);
     return {};
   });
 }
@@ -210,32 +217,10 @@ void invertBlocked(OpBuilder &b, Location loc, Value base, Value xBase, int64_t 
   Value zero = zeroOf(b, loc, elt), one = b.create<arith::ConstantOp>(loc, elt, b.getFloatAttr(elt, 1.0));
 
   // Diagonal blocks: thread c < n substitutes column c of its block (block d = c / 16).
-  Value col = tid;
-  guarded(b, loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, c32(b, loc, n)), Type(),
+  guarded(b, loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid, c32(b, loc, n)), Type(),
           [&](OpBuilder &t, Location l) -> Value {
-            Value first = mul(t, l, t.create<arith::DivUIOp>(l, col, c32(t, l, bs)), c32(t, l, bs));
-            Value local = t.create<arith::SubIOp>(l, col, first);
-            SmallVector<Value> x; // X[first + q][col], q < r
-            for (int64_t r = 0; r < bs; ++r) {
-              Value row = add(t, l, first, c32(t, l, r));
-              SmallVector<Value> partial(4, zero);
-              for (int64_t q = 0; q < r; q += 4) {
-                Value v = t.create<LLVM::LoadOp>(l, VectorType::get({4}, elt),
-                                                 ptr(t, l, base, row, add(t, l, first, c32(t, l, q))), 16);
-                for (int64_t e = 0; e < 4 && q + e < r; ++e)
-                  partial[(q + e) % 4] = t.create<LLVM::FMAOp>(
-                      l, t.create<LLVM::ExtractElementOp>(l, v, i64Const(t, l, e)), x[q + e], partial[(q + e) % 4]);
-              }
-              Value sum = t.create<arith::AddFOp>(l, t.create<arith::AddFOp>(l, partial[0], partial[1]),
-                                                  t.create<arith::AddFOp>(l, partial[2], partial[3]));
-              Value rv = c32(t, l, r);
-              Value diag = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, rv, local);
-              Value above = t.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, rv, local);
-              Value xr = t.create<arith::SelectOp>(
-                  l, diag, one, t.create<arith::SelectOp>(l, above, zero, t.create<arith::NegFOp>(l, sum)));
-              x.push_back(xr);
-              t.create<LLVM::StoreOp>(l, xr, ptr(t, l, xBase, row, col));
-            }
+            Value first = mul(t, l, t.create<arith::DivUIOp>(l, tid, c32(t, l, bs)), c32(t, l, bs));
+            substituteColumn(t, l, base, xBase, n, elt, first, bs, tid);
             return {};
           });
   // X is zero above the diagonal blocks, so the block-row sums below run over whole, static ranges.
