@@ -106,11 +106,14 @@ Value smemAddress(OpBuilder &b, Location loc, int64_t offset) {
   // Inside a loop, buffer addresses and the wgmma descriptors made from them are recomputed each
   // iteration (a few integer instructions) instead of being hoisted and kept in registers, where
   // dozens of them crowd out the fragments and spill.
-  if (scf::ForOp loop = enclosingLoop(b))
-    base = b.create<LLVM::IntToPtrOp>(loc, ptr3, perIteration(b, loop, "qla_per_iteration_smem", [&](OpBuilder &f, Location l) {
-                                        return f.create<LLVM::PtrToIntOp>(
-                                            l, f.getI32Type(), f.create<LLVM::AddressOfOp>(l, ptr3, kSmemSymbol));
-                                      }));
+  // The opaque read hides the base's 16-byte alignment (the symbol's, which the hardware guarantees);
+  // masking restores it, so LLVM still vectorises shared-memory accesses.
+  if (scf::ForOp loop = enclosingLoop(b)) {
+    Value raw = perIteration(b, loop, "qla_per_iteration_smem", [&](OpBuilder &f, Location l) {
+      return f.create<LLVM::PtrToIntOp>(l, f.getI32Type(), f.create<LLVM::AddressOfOp>(l, ptr3, kSmemSymbol));
+    });
+    base = b.create<LLVM::IntToPtrOp>(loc, ptr3, b.create<arith::AndIOp>(loc, raw, i32Const(b, loc, -16)).getResult());
+  }
   // Dynamic shared memory follows the static (mbarriers) and is not 1024-byte aligned by itself;
   // swizzled TMA/wgmma tiles need that, and qla-plan-smem reserved the slack.
   Value addr = b.create<LLVM::PtrToIntOp>(loc, b.getI64Type(), base);
