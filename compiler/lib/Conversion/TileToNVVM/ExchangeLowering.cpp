@@ -223,25 +223,12 @@ void invertBlocked(OpBuilder &b, Location loc, Value base, Value xBase, int64_t 
             substituteColumn(t, l, base, xBase, n, elt, first, bs, tid);
             return {};
           });
-  // X is zero above the diagonal blocks, so the block-row sums below run over whole, static ranges.
-  auto vec4 = VectorType::get({4}, elt);
-  Value zero4 = zeroOf(b, loc, vec4);
-  for (int64_t e = 0; e * threads < n * n / 4; ++e) {
-    Value slot = add(b, loc, c32(b, loc, e * threads), tid);
-    Value row = b.create<arith::DivUIOp>(loc, slot, c32(b, loc, n / 4));
-    Value col = mul(b, loc, b.create<arith::RemUIOp>(loc, slot, c32(b, loc, n / 4)), c32(b, loc, 4));
-    Value above = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, b.create<arith::DivUIOp>(loc, col, c32(b, loc, bs)),
-                                          b.create<arith::DivUIOp>(loc, row, c32(b, loc, bs)));
-    Value inside = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, slot, c32(b, loc, n * n / 4));
-    guarded(b, loc, b.create<arith::AndIOp>(loc, above, inside), Type(), [&](OpBuilder &g, Location l) -> Value {
-      g.create<LLVM::StoreOp>(l, zero4, ptr(g, l, xBase, row, col), 16);
-      return {};
-    });
-  }
   blockBarrier(b, loc);
 
   // Block row r: strips of four columns (i, j..j+3) of the blocks (r, s < r), spread over the threads
   // in turn (columns fastest, so a warp reads few rows of A and whole 16-byte pieces of X and T).
+  auto vec4 = VectorType::get({4}, elt);
+  Value zero4 = zeroOf(b, loc, vec4);
   auto load4 = [&](OpBuilder &f, Location l, Value m, Value i, Value j) -> Value {
     return f.create<LLVM::LoadOp>(l, vec4, ptr(f, l, m, i, j), 16);
   };
@@ -251,51 +238,54 @@ void invertBlocked(OpBuilder &b, Location loc, Value base, Value xBase, int64_t 
       v = f.create<LLVM::InsertElementOp>(l, v, x, i64Const(f, l, e));
     return v;
   };
-  // Σ over k in [lo, lo + count) of lhs[i][k]·rhs[k][j..j+3], unrolled, lhs's row four k at a time.
-  auto rowTimes = [&](OpBuilder &f, Location l, Value lhs, Value rhs, Value i, Value j, int64_t lo, int64_t count) {
-    Value sum = zero4;
-    for (int64_t k = lo; k < lo + count; k += 4) {
-      Value a = load4(f, l, lhs, i, c32(f, l, k));
-      for (int64_t q = 0; q < 4; ++q)
-        sum = f.create<LLVM::FMAOp>(l, splat(f, l, f.create<LLVM::ExtractElementOp>(l, a, i64Const(f, l, q))),
-                                    load4(f, l, rhs, c32(f, l, k + q), j), sum);
-    }
-    return sum;
-  };
   for (int64_t r = 1; r < n / bs; ++r) {
     int64_t perRow = r * bs / 4, count = bs * perRow, rounds = (count + threads - 1) / threads;
-    // This thread's strip e: row i of block row r, first column j (of block column j / 16).
+    // This thread's strip e: row i of block row r, first column j of block column s.
     auto strip = [&](OpBuilder &f, Location l, int64_t e) {
       Value lin = add(f, l, c32(f, l, e * threads), tid);
       Value i = add(f, l, c32(f, l, r * bs), f.create<arith::DivUIOp>(l, lin, c32(f, l, perRow)));
       Value j = mul(f, l, f.create<arith::RemUIOp>(l, lin, c32(f, l, perRow)), c32(f, l, 4));
+      Value s = f.create<arith::DivUIOp>(l, j, c32(f, l, bs));
       Value exists = f.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, lin, c32(f, l, count));
-      return std::make_tuple(i, j, exists);
+      return std::make_tuple(i, j, s, exists);
     };
-    // T_rs[i][j..j+3] = Σ_{k < 16r} A[i][k]·X[k][j..j+3] (X[k][j] = 0 for k < 16s).
+    // T_rs[i][j..j+3] = Σ_{16s <= k < 16r} A[i][k]·X[k][j..j+3], A's row four k at a time.
     SmallVector<Value> t;
     for (int64_t e = 0; e < rounds; ++e) {
-      auto [i, j, exists] = strip(b, loc, e);
-      t.push_back(guarded(b, loc, exists, vec4, [&, i = i, j = j](OpBuilder &g, Location l) -> Value {
-        return rowTimes(g, l, base, xBase, i, j, 0, r * bs);
+      auto [i, j, s, exists] = strip(b, loc, e);
+      t.push_back(guarded(b, loc, exists, vec4, [&](OpBuilder &g, Location l) -> Value {
+        auto loop = g.create<scf::ForOp>(
+            l, mul(g, l, s, c32(g, l, bs)), c32(g, l, r * bs), c32(g, l, 4), ValueRange{zero4},
+            [&](OpBuilder &f, Location fl, Value k, ValueRange acc) {
+              Value a = load4(f, fl, base, i, k), sum = acc[0];
+              for (int64_t q = 0; q < 4; ++q)
+                sum = f.create<LLVM::FMAOp>(fl, splat(f, fl, f.create<LLVM::ExtractElementOp>(fl, a, i64Const(f, fl, q))),
+                                            load4(f, fl, xBase, add(f, fl, k, c32(f, fl, q)), j), sum);
+              f.create<scf::YieldOp>(fl, sum);
+            });
+        return loop.getResult(0);
       }));
     }
     blockBarrier(b, loc);
     for (int64_t e = 0; e < rounds; ++e) {
-      auto [i, j, exists] = strip(b, loc, e);
-      guarded(b, loc, exists, Type(), [&, i = i, j = j](OpBuilder &g, Location l) -> Value {
+      auto [i, j, s, exists] = strip(b, loc, e);
+      guarded(b, loc, exists, Type(), [&](OpBuilder &g, Location l) -> Value {
         g.create<LLVM::StoreOp>(l, t[e], ptr(g, l, base, i, j), 16);
         return {};
       });
     }
     blockBarrier(b, loc);
-    // X_rs[i][j..] = -Σ_{16r <= m < 16r + 16} X[i][m]·T[m][j..]: X_rr is unit lower-triangular and zero
-    // above its diagonal.
+    // X_rr is unit lower-triangular: X[i][j..] = -(T[i][j..] + Σ_{16r <= m < i} X[i][m]·T[m][j..]).
     for (int64_t e = 0; e < rounds; ++e) {
-      auto [i, j, exists] = strip(b, loc, e);
-      guarded(b, loc, exists, Type(), [&, i = i, j = j](OpBuilder &g, Location l) -> Value {
-        Value sum = rowTimes(g, l, xBase, base, i, j, r * bs, bs);
-        g.create<LLVM::StoreOp>(l, g.create<LLVM::FNegOp>(l, sum), ptr(g, l, xBase, i, j), 16);
+      auto [i, j, s, exists] = strip(b, loc, e);
+      guarded(b, loc, exists, Type(), [&](OpBuilder &g, Location l) -> Value {
+        auto loop = g.create<scf::ForOp>(
+            l, c32(g, l, r * bs), i, c32(g, l, 1), ValueRange{t[e]}, [&](OpBuilder &f, Location fl, Value m, ValueRange acc) {
+              f.create<scf::YieldOp>(
+                  fl, f.create<LLVM::FMAOp>(fl, splat(f, fl, load(f, fl, xBase, i, m)), load4(f, fl, base, m, j), acc[0])
+                          .getResult());
+            });
+        g.create<LLVM::StoreOp>(l, g.create<LLVM::FNegOp>(l, loop.getResult(0)), ptr(g, l, xBase, i, j), 16);
         return {};
       });
     }
