@@ -30,11 +30,15 @@ if [ "${NCU:-0}" = 1 ]; then
   ncu -i /tmp/prof.ncu-rep --page source --csv --print-source sass > "$out/ncu-sass.csv" 2>&1
   grep -E "Duration|Registers Per|Achieved Occupancy|Block Limit (Reg|Shared)|Warp Cycles Per Issued|Local Memory Spilling Requests " "$out/ncu-details.txt" | tee -a "$out/gdn.log"
 fi
-if [ "${NCU_TIMES:-0}" = 1 ]; then
-  # Each kernel's own time in one forward call on (16,32) 4x8192.
-  cfg=$pkg/gdn/h16hv32
-  ncu --clock-control none --metrics gpu__time_duration.sum --csv $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" \
-    --shape 4,8192 2>/dev/null | grep -E '"gdn_' | awk -F'","' '{print $5, $NF}' | tr -d '"' | tee -a "$out/gdn.log"
+if [ -n "${NCU_TIMES:-}" ]; then
+  # Each kernel's own time in one forward call on 4x8192, for the configs named (NCU_TIMES="h16hv32 gated").
+  [ "$NCU_TIMES" = 1 ] && NCU_TIMES=h16hv32
+  for name in $NCU_TIMES; do
+    cfg=$pkg/gdn/$name
+    echo "kernel times, $name 4x8192:" | tee -a "$out/gdn.log"
+    ncu --clock-control none --metrics gpu__time_duration.sum --csv $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" \
+      --shape 4,8192 2>/dev/null | grep -E '"gdn_' | awk -F'","' '{print $5, $NF}' | tr -d '"' | tee -a "$out/gdn.log"
+  done
 fi
 if [ -n "${FLA:-}" ] && [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
