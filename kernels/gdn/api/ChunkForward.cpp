@@ -94,7 +94,7 @@ Sizes sizesOf(const ChunkForwardTensors &t) {
 }
 
 struct Layout {
-  int64_t offsets = 0, gcum = 0, beta = 0, ainv = 0, total = 0;
+  int64_t offsets = 0, gcum = 0, beta = 0, a = 0, aqk = 0, total = 0;
 };
 
 Layout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, int64_t sequences, bool varlen) {
@@ -106,8 +106,10 @@ Layout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, int64_t sequ
   at += alignUp(tokens * sh.HV * 4);
   l.beta = at;
   at += sh.gateInKernel ? alignUp(tokens * sh.HV * 4) : 0;
-  l.ainv = at;
-  at += alignUp(tokens * sh.HV * kChunk * 4);
+  l.a = at;
+  at += alignUp(tokens * sh.HV * kChunk * 2);
+  l.aqk = at;
+  at += alignUp(tokens * sh.HV * kChunk * 2);
   l.total = std::max<int64_t>(at, 256);
   return l;
 }
@@ -190,7 +192,8 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   };
   TensorArg cu = s.varlen ? packed(t.cuSeqlens, DType::i64, {N + 1}) : scratch(l.offsets, DType::i64, {N + 1});
   TensorArg q = packed(t.q, DType::bf16, {T, sh.H * sh.K}), k = packed(t.k, DType::bf16, {T, sh.H * sh.K});
-  TensorArg gcum = scratch(l.gcum, DType::f32, {T, sh.HV}), ainv = scratch(l.ainv, DType::f32, {T, sh.HV * kChunk});
+  TensorArg gcum = scratch(l.gcum, DType::f32, {T, sh.HV});
+  TensorArg a = scratch(l.a, DType::bf16, {T, sh.HV * kChunk}), aqk = scratch(l.aqk, DType::bf16, {T, sh.HV * kChunk});
   TensorArg beta = sh.gateInKernel ? scratch(l.beta, DType::f32, {T, sh.HV}) : packed(t.beta, DType::f32, {T, sh.HV});
   const uint32_t hv = static_cast<uint32_t>(sh.HV), n = static_cast<uint32_t>(N);
   // Chunks of the longest sequence: exact for a fixed-length batch and for varlen with host cu_seqlens;
@@ -207,8 +210,8 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     cumsum.push_back(beta);
   }
   loaded_[1]->launch(cumsum, stream, {hv, n, chunks});
-  loaded_[2]->launch({cu, k, beta, ainv}, stream, {hv, n, chunks});
-  std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum, beta, ainv,
+  loaded_[2]->launch({cu, q, k, gcum, beta, a, aqk}, stream, {hv, n, chunks});
+  std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum, a, aqk,
                                  packed(t.o, DType::bf16, {T, sh.HV * sh.V})};
   const std::vector<int64_t> states = sh.stateVFirst ? std::vector<int64_t>{N * sh.HV * sh.V, sh.K}
                                                      : std::vector<int64_t>{N * sh.HV * sh.K, sh.V};

@@ -1,10 +1,11 @@
 // gdn_chunk_forward: per (value head, sequence), over the sequence's chunks, with state H (K×V, f32):
 //   X  = Kc·H                 Y  = Vc − exp(G) ∘ X
-//   Vn = (Γ ∘ A₀ ∘ β_col)·Y   (lower-inclusive; Γ_ij = exp(G_i − G_j))
-//   O  = scale·[exp(G) ∘ (Qc·H) + ((Qc Kcᵀ) ∘ Γ, lower-inclusive)·Vn]
+//   Vn = a·Y                  (a = Γ ∘ A₀ ∘ β_col from gdn_chunk_inverse; Γ_ij = exp(G_i − G_j))
+//   O  = scale·[exp(G) ∘ (Qc·H) + aqk·Vn]   (aqk = (Qc Kcᵀ) ∘ Γ, lower-inclusive, from gdn_chunk_inverse)
 //   H  ← exp(G_last)·H + Kcᵀ·(exp(G_last − G) ∘ Vn)
-// Rows past the sequence end load as zero and are masked out of Γ (there G is 0, and exp(0 − G_j)
-// can overflow: inf · 0 would poison H), so they add nothing to H; they are not stored.
+// Rows past the sequence end load as zero (a and aqk are zero there and in their columns), exp(G_last − G)
+// is masked to them (there G is 0, and exp(G_last − 0) can overflow: inf · 0 would poison H), so they add
+// nothing to H; they are not stored.
 #include "gdn/forward/GdnForward.h"
 #include "gdn/forward/Normalize.h"
 
@@ -29,8 +30,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   auto keys = k->tensor("k", {-1, c.H * K}, DType::bf16);
   auto v = k->tensor("v", {-1, c.HV * V}, DType::bf16);
   auto gcum = k->tensor("gcum", {-1, c.HV}, DType::f32);
-  auto betaIn = k->tensor("beta", {-1, c.HV}, DType::f32);
-  auto ainv = k->tensor("ainv", {-1, c.HV * C}, DType::f32);
+  auto aIn = k->tensor("a", {-1, c.HV * C}, DType::bf16);
+  auto aqkIn = k->tensor("aqk", {-1, c.HV * C}, DType::bf16);
   auto o = k->tensor("o", {-1, c.HV * V}, DType::bf16);
   std::unique_ptr<dsl::Tensor> h0, ht;
   // States are [K][V] per head, or [V][K] with state_v_first (then read and written transposed).
@@ -63,22 +64,23 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     // Loads into registers first, so their latency overlaps the copies of q and k (which wait once).
     Tile vc = k->load(v, {t0, vcol}, {C, BV}, {eos, c.HV * V});
     Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
-    Tile beta = k->load(betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
-    Tile a0 = k->load(ainv, {t0, hv * C}, {C, C}, {eos, c.HV * C});
     Scalar gLast = k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv});
     Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
     Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
+    Tile ag = k->copy(aIn, {t0, hv * C}, {C, C}, {eos, c.HV * C});
+    Tile p = k->copy(aqkIn, {t0, hv * C}, {C, C}, {eos, c.HV * C});
     Tile rowsV = k->iota({C, BV}, 0);
     Scalar valid = k->scalar(eos - t0); // rows of this chunk inside the sequence
 
-    // With `precise`, H, Y and the state update's Vn enter the tensor cores as bf16 hi + lo parts:
-    // their rounding was the largest error term at long sequences (o 4.2e-3 -> 3.1e-3 at T = 600).
+    // With `precise`, Y and the state update's Vn (1), and H (2) enter the tensor cores as bf16 hi + lo
+    // parts: their rounding was the largest error term at long sequences (interpreter, T = 3000: o 4.2e-3
+    // with none, 3.4e-3 with Y and Vn, 2.9e-3 with all three; each contributes about equally).
     Tile hHi = toBf16(H);
     Tile hLo = k->map({H, hHi}, DType::bf16,
                       [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
     Tile hs = k->share(hHi);
     std::optional<Tile> hsLo;
-    if (c.precise)
+    if (c.precise >= 2)
       hsLo = k->share(hLo);
     // a·b, plus a·lo when lo is given: the bf16 hi + lo form of an f32 operand.
     auto product = [&](const Tile &a, const Tile &b, const std::optional<Tile> &lo, Tile acc, dsl::Transpose t) {
@@ -90,25 +92,12 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     // reads none of their results overlaps them. Fragments are made where they are used, so that
     // few are live at once.
     Tile x = product(kc, hs, hsLo, zeros(C, BV), {});
-    Tile qk = k->gemm(qc, kc, zeros(C, C), {.b = true});
-    // Γ (lower-inclusive, rows inside the sequence) serves both the gated inverse and the output mask.
-    Tile gamma = [&] {
-      Tile gRows = k->broadcast(g, {C, C}, {0, 1}), gCols = k->broadcast(g, {C, C}, {1, 0});
-      Tile rows = k->iota({C, C}, 0), cols = k->iota({C, C}, 1);
-      return k->map({gRows, gCols, rows, cols}, DType::f32, [&](const Scalars &e) {
-        return select(e[2] >= e[3] && e[2] < valid, exp(e[0] - e[1]), 0.0);
-      });
-    }();
-    Tile ag = k->share(k->map({a0, gamma, k->broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
-                              [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }));
-    Tile p = k->share(
-        k->map({qk, gamma}, DType::bf16, [](const Scalars &e) { return (e[0] * e[1]).to(DType::bf16); }));
     Tile y = k->map({vc, x, k->broadcast(g, {C, BV}, {0, 1})}, DType::f32,
                     [](const Scalars &e) { return e[0].to(DType::f32) - exp(e[2]) * e[1]; });
     Tile yHi = toBf16(y);
     Tile yLo = k->map({y, yHi}, DType::bf16,
                       [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
-    Tile vn = product(ag, k->share(yHi), c.precise ? std::optional<Tile>(k->share(yLo)) : std::nullopt,
+    Tile vn = product(ag, k->share(yHi), c.precise >= 1 ? std::optional<Tile>(k->share(yLo)) : std::nullopt,
                       zeros(C, BV), {});
     Tile qh = product(qc, hs, hsLo, zeros(C, BV), {});
     Tile decayed = k->map({H}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
@@ -121,7 +110,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     Tile vdHi = toBf16(vdf);
     Tile vdLo = k->map({vdf, vdHi}, DType::bf16,
                        [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
-    Tile next = product(kc, k->share(vdHi), c.precise ? std::optional<Tile>(k->share(vdLo)) : std::nullopt, decayed,
+    Tile next = product(kc, k->share(vdHi), c.precise >= 1 ? std::optional<Tile>(k->share(vdLo)) : std::nullopt, decayed,
                         {.a = true});
     Tile pv = k->gemm(p, vns, zeros(C, BV), {});
     Tile out = k->map({qh, pv, k->broadcast(g, {C, BV}, {0, 1})}, DType::bf16, [&](const Scalars &e) {

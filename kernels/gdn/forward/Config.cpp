@@ -17,6 +17,10 @@ void GdnForwardConfig::validate() const {
       throw fail(fmt::format("{} = {} is not supported (supported: 64, 128, 256)", name, d));
   if (BV <= 0 || V % BV != 0 || BV % 16 != 0)
     throw fail(fmt::format("BV = {} must be a multiple of 16 that divides V = {}", BV, V));
+  if (precise < 0 || precise > 2)
+    throw fail(fmt::format("precise = {} is not supported (0: bf16 operands, 1: Y and Vn as bf16 hi + lo, 2: also "
+                           "the state H)",
+                           precise));
   if (!std::isfinite(scale))
     throw fail("scale must be finite");
 }
@@ -32,7 +36,7 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"scale", [&](double v) { c.scale = v; }, false}, {"gate_in_kernel", flag(c.gateInKernel)},
                           {"l2norm", flag(c.l2normQK)}, {"initial_state", flag(c.initialState)},
                           {"final_state", flag(c.finalState)}, {"state_v_first", flag(c.stateVFirst)},
-                          {"BV", field(c.BV)}, {"precise", flag(c.precise)}});
+                          {"BV", field(c.BV)}, {"precise", field(c.precise)}});
   c.validate();
   return c;
 }

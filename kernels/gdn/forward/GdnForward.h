@@ -1,15 +1,16 @@
 // The Gated DeltaNet chunked-prefill forward (GDN.md §2, "the faster algebra") as DSL programs:
 //   gdn_cumsum         chunk-local cumsum of g (optionally the gate computed in-kernel: g and β)
-//   gdn_chunk_inverse  A₀ = (I + StrictLower(diag(β) Kc Kcᵀ))⁻¹ per chunk, gate-free
+//   gdn_chunk_inverse  per chunk: A₀ = (I + StrictLower(diag(β) Kc Kcᵀ))⁻¹ (gate-free), then
+//                      a = Γ ∘ A₀ ∘ β_col and aqk = (Qc Kcᵀ) ∘ Γ (lower-inclusive), both bf16
 //                      (both: grid (HV, N, chunks of the longest sequence), one chunk a block)
 //   gdn_chunk_forward  the state recurrence and the output, one block per (value head, BV columns of
 //                      the state, sequence): grid (HV * V / BV, N),
-//                      with Vn = (Γ ∘ A₀ ∘ β) · (Vc − exp(G) ∘ Kc·H): no W or U in global memory.
+//                      with Vn = a · (Vc − exp(G) ∘ Kc·H): no W or U in global memory.
 // Kernels see a packed batch: T tokens of N sequences delimited by cu_seqlens (a fixed-length batch
 // [B, T] is the packed batch with cu_seqlens = 0, T, 2T, ...). Layouts (row-major, contiguous):
 //   q, k [T, H*K] bf16    v [T, HV*V] bf16    g, beta [T, HV] f32    cu_seqlens [N+1] i64
 //   (in-kernel gate: a, b [T, HV] f32, A_log, dt_bias [HV] f32)
-//   scratch: gcum [T, HV] f32, beta (computed) [T, HV] f32, ainv [T, HV*64] f32
+//   scratch: gcum [T, HV] f32, beta (computed) [T, HV] f32, a and aqk [T, HV*64] bf16
 //   o [T, HV*V] bf16      initial / final state [N*HV*K, V] f32 (state [K][V] per head), or
 //                         [N*HV*V, K] with state_v_first ([V][K] per head)
 #ifndef QLA_KERNELS_GDN_FORWARD_GDNFORWARD_H
@@ -31,7 +32,10 @@ struct GdnForwardConfig {
   bool finalState = false;
   bool stateVFirst = false;    // initial / final states stored [V][K] per head instead of [K][V]
   int64_t BV = 64;             // state columns per block of gdn_chunk_forward (a divisor of V)
-  bool precise = true;         // f32 operands of the state products as bf16 hi + lo (3 more gemms a chunk)
+  // f32 operands of the state products entering the tensor cores as bf16 hi + lo parts:
+  // 0 none (every operand rounded to bf16), 1 Y and the state update's Vn (2 more gemms a chunk),
+  // 2 also the state H (4 more gemms a chunk).
+  int64_t precise = 2;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

@@ -52,7 +52,7 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in) {
 
   HostTensor q = packed(in.q, {T, p.H * p.K}, true), k = packed(in.k, {T, p.H * p.K}, true);
   HostTensor v = packed(in.v, {T, p.HV * p.V}, true);
-  HostTensor gcum = zeros({T, p.HV}), ainv = zeros({T, p.HV * C}), o = zeros({T, p.HV * p.V});
+  HostTensor gcum = zeros({T, p.HV}), aGated = zeros({T, p.HV * C}), aqk = zeros({T, p.HV * C}), o = zeros({T, p.HV * p.V});
   HostTensor beta = c.gateInKernel ? zeros({T, p.HV}) : packed(in.beta, {T, p.HV});
   int64_t longest = 0;
   for (int64_t i = 0; i < N; ++i)
@@ -66,9 +66,9 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in) {
     HostTensor g = packed(in.g, {T, p.HV});
     kernels.cumsum->interpret({&cu, &g, &gcum}, grid);
   }
-  kernels.inverse->interpret({&cu, &k, &beta, &ainv}, grid);
+  kernels.inverse->interpret({&cu, &q, &k, &gcum, &beta, &aGated, &aqk}, grid);
 
-  std::vector<HostTensor *> args{&cu, &q, &k, &v, &gcum, &beta, &ainv, &o};
+  std::vector<HostTensor *> args{&cu, &q, &k, &v, &gcum, &aGated, &aqk, &o};
   HostTensor h0, ht;
   if (c.initialState) {
     h0 = packed(in.initialState, p.stateVFirst ? std::vector<int64_t>{N * p.HV * p.V, p.K}

@@ -1,5 +1,9 @@
-// gdn_chunk_inverse: A₀ = (I + StrictLower(diag(β) Kc Kcᵀ))⁻¹ for every chunk, gate-free (the gate
-// is applied elementwise by gdn_chunk_forward).
+// gdn_chunk_inverse: the chunk-local matrices of gdn_chunk_forward, every chunk independently:
+//   A₀  = (I + StrictLower(diag(β) Kc Kcᵀ))⁻¹                       (gate-free inverse)
+//   a   = Γ ∘ A₀ ∘ β_col     (the gated inverse with β: Γ ∘ A₀ is the inverse with the gate, GDN.md §2)
+//   aqk = (Qc Kcᵀ) ∘ Γ      (lower-inclusive; Γ_ij = exp(G_i − G_j), rows inside the sequence)
+// Both are written as bf16, the precision gdn_chunk_forward's tensor cores take them in; computing them
+// here, where chunks run in parallel, keeps Γ and Qc Kcᵀ off the forward kernel's sequential chain.
 #include "gdn/forward/GdnForward.h"
 #include "gdn/forward/Normalize.h"
 
@@ -7,7 +11,9 @@ namespace qla::gdn {
 
 using dsl::DType;
 using dsl::Index;
+using dsl::Scalar;
 using dsl::Scalars;
+using dsl::Tile;
 using dsl::Tiles;
 
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
@@ -15,9 +21,12 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
   auto k = std::make_unique<dsl::Kernel>("gdn_chunk_inverse");
   auto cu = k->tensor("cu_seqlens", {-1}, DType::i64);
+  auto q = k->tensor("q", {-1, c.H * c.K}, DType::bf16);
   auto keys = k->tensor("k", {-1, c.H * c.K}, DType::bf16);
+  auto gcum = k->tensor("gcum", {-1, c.HV}, DType::f32);
   auto betaIn = k->tensor("beta", {-1, c.HV}, DType::f32);
-  auto ainv = k->tensor("ainv", {-1, c.HV * C}, DType::f32);
+  auto aOut = k->tensor("a", {-1, c.HV * C}, DType::bf16);
+  auto aqkOut = k->tensor("aqk", {-1, c.HV * C}, DType::bf16);
   k->threads(128);
   k->grid(c.HV, -1, -1); // (value head, sequence, chunk): chunks are independent here
 
@@ -26,13 +35,24 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   // Blocks past the sequence's last chunk run no iteration (the grid's z extent is an upper bound).
   k->loop(chunkId, k->min(chunkId + 1, (eos - bos + (C - 1)) / C), 1, 1, {}, [&](Index chunk, const Tiles &) {
     Index t0 = bos + chunk * C;
-    auto kc = keyTile(*k, keys, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK);
-    auto kk = k->gemm(kc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
-    auto beta = k->broadcast(k->load(betaIn, {t0, hv}, {C, 1}, {eos, c.HV}), {C, C}, {0, 1});
-    auto rows = k->iota({C, C}, 0), cols = k->iota({C, C}, 1);
-    auto a = k->map({kk, beta, rows, cols}, DType::f32,
+    Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
+    Tile beta = k->load(betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
+    Tile qc = keyTile(*k, q, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK);
+    Tile kc = keyTile(*k, keys, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK);
+    Tile kk = k->gemm(kc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
+    Tile qk = k->gemm(qc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
+    Tile rows = k->iota({C, C}, 0), cols = k->iota({C, C}, 1);
+    Tile a = k->map({kk, k->broadcast(beta, {C, C}, {0, 1}), rows, cols}, DType::f32,
                     [](const Scalars &x) { return select(x[2] > x[3], x[0] * x[1], 0.0); });
-    k->store(k->triInverse(a), ainv, {t0, hv * C}, {eos, c.HV * C});
+    Tile a0 = k->triInverse(a);
+    Scalar valid = k->scalar(eos - t0); // rows of this chunk inside the sequence
+    Tile gamma = k->map({k->broadcast(g, {C, C}, {0, 1}), k->broadcast(g, {C, C}, {1, 0}), rows, cols}, DType::f32,
+                        [&](const Scalars &e) { return select(e[2] >= e[3] && e[2] < valid, exp(e[0] - e[1]), 0.0); });
+    k->store(k->map({a0, gamma, k->broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
+                    [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }),
+             aOut, {t0, hv * C}, {eos, c.HV * C});
+    k->store(k->map({qk, gamma}, DType::bf16, [](const Scalars &e) { return (e[0] * e[1]).to(DType::bf16); }), aqkOut,
+             {t0, hv * C}, {eos, c.HV * C});
     return Tiles{};
   });
   return k;
