@@ -124,6 +124,12 @@ void Kernel::threads(int64_t n, Loc loc) {
   impl_->func->setAttr(QlaDialect::kBlockAttr, impl_->builder.getDenseI64ArrayAttr({n, 1, 1}));
 }
 
+void Kernel::minBlocksPerSM(int64_t n, Loc loc) {
+  if (n < 1 || n > 32)
+    throw Error(fmt::format("{}: kernel '{}': minBlocksPerSM must be from 1 to 32, got {}", where(loc), name_, n));
+  impl_->func->setAttr(QlaDialect::kMinBlocksAttr, impl_->builder.getI64IntegerAttr(n));
+}
+
 Index Kernel::blockId(int dim, Loc loc) {
   if (dim < 0 || dim > 2)
     throw Error(fmt::format("{}: kernel '{}': blockId dimension must be 0, 1 or 2, got {}", where(loc), name_, dim));

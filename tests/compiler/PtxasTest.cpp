@@ -1,11 +1,13 @@
 // The GEMM through the whole pipeline to PTX, assembled by ptxas for sm_90a: registers, spills and
 // shared memory checked against budgets; and the time from DSL IR to PTX.
 #include "TestUtil.h"
+#include "gdn/forward/GdnForward.h"
 #include "gemm/Gemm.h"
 
 #include "qla/runtime/Json.h"
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -102,4 +104,32 @@ TEST_CASE("cold compile of the GEMM from DSL IR to PTX takes under a second", "[
   CHECK(!ptx.ptx.empty());
   CHECK(seconds < 1.0);
   CHECK(ptx.seconds <= seconds);
+}
+
+TEST_CASE("minBlocksPerSM reaches the PTX as .minnctapersm and caps ptxas's registers", "[ptx][ptxas]") {
+  if (!std::filesystem::exists(QLA_PTXAS))
+    SKIP("ptxas not found at " QLA_PTXAS);
+  qla::test::TempDir tmp;
+  auto registers = [&](qla::dsl::Kernel &kernel, const std::string &expect) {
+    qla::dsl::CompiledPtx ptx = kernel.compile();
+    CHECK((ptx.ptx.find(".minnctapersm") != std::string::npos) == !expect.empty());
+    if (!expect.empty())
+      CHECK(ptx.ptx.find(expect) != std::string::npos);
+    auto ptxPath = tmp.path() / "kernel.ptx";
+    std::ofstream(ptxPath) << ptx.ptx;
+    auto r = qla::test::runCommand(std::string(QLA_PTXAS) + " -arch=sm_90a -O3 -v " + ptxPath.string() + " -o " +
+                                   (tmp.path() / "kernel.cubin").string());
+    INFO("ptxas output:\n" << r.output);
+    REQUIRE(r.status == 0);
+    return parsePtxas(r.output).registers;
+  };
+  // gdn_chunk_inverse uses more than 128 registers uncapped; four blocks of 128 threads an SM leave 128.
+  auto config = qla::gdn::parseGdnForwardConfig("H=16,HV=32,K=128,V=128,inverse_blocks_per_sm=0");
+  CHECK(registers(*qla::gdn::buildGdnChunkInverse(config), "") > 128);
+  config.inverseBlocksPerSM = 4;
+  int capped = registers(*qla::gdn::buildGdnChunkInverse(config), ".minnctapersm 4");
+  CHECK(capped > 0);
+  CHECK(capped <= 128);
+  auto kernel = buildGemm(parseGemmConfig("M=256,N=256,K=256"));
+  CHECK_THROWS_WITH(kernel->minBlocksPerSM(0), Catch::Matchers::ContainsSubstring("minBlocksPerSM must be from 1 to 32"));
 }

@@ -21,6 +21,8 @@ void GdnForwardConfig::validate() const {
     throw fail(fmt::format("precise = {} is not supported (0: bf16 operands, 1: Y and Vn as bf16 hi + lo, 2: also "
                            "the state H)",
                            precise));
+  if (inverseBlocksPerSM < 0 || inverseBlocksPerSM > 16)
+    throw fail(fmt::format("inverse_blocks_per_sm = {} is not supported (0: no cap, or 1 to 16)", inverseBlocksPerSM));
   if (!std::isfinite(scale))
     throw fail("scale must be finite");
 }
@@ -36,7 +38,8 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"scale", [&](double v) { c.scale = v; }, false}, {"gate_in_kernel", flag(c.gateInKernel)},
                           {"l2norm", flag(c.l2normQK)}, {"initial_state", flag(c.initialState)},
                           {"final_state", flag(c.finalState)}, {"state_v_first", flag(c.stateVFirst)},
-                          {"BV", field(c.BV)}, {"precise", field(c.precise)}});
+                          {"BV", field(c.BV)}, {"precise", field(c.precise)},
+                          {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)}});
   c.validate();
   return c;
 }

@@ -36,6 +36,9 @@ struct GdnForwardConfig {
   // 0 none (every operand rounded to bf16), 1 Y and the state update's Vn (2 more gemms a chunk),
   // 2 also the state H (4 more gemms a chunk).
   int64_t precise = 2;
+  // Blocks of gdn_chunk_inverse an SM must hold at once (caps its registers; 0: no cap). It is
+  // latency-bound, so more blocks in flight can pay for a few spills.
+  int64_t inverseBlocksPerSM = 4;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

@@ -28,6 +28,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   auto aOut = k->tensor("a", {-1, c.HV * C}, DType::bf16);
   auto aqkOut = k->tensor("aqk", {-1, c.HV * C}, DType::bf16);
   k->threads(128);
+  if (c.inverseBlocksPerSM > 0)
+    k->minBlocksPerSM(c.inverseBlocksPerSM);
   k->grid(c.HV, -1, -1); // (value head, sequence, chunk): chunks are independent here
 
   Index hv = k->blockId(0), n = k->blockId(1), chunkId = k->blockId(2), h = hv / (c.HV / c.H);
@@ -42,17 +44,21 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     Tile kk = k->gemm(kc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
     Tile qk = k->gemm(qc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
     Tile rows = k->iota({C, C}, 0), cols = k->iota({C, C}, 1);
+    Scalar valid = k->scalar(eos - t0); // rows of this chunk inside the sequence
+    // Γ is made twice, at each use, so that neither it nor Qc Kcᵀ is live across the inverse
+    // (fewer registers, more blocks an SM: the inverse is latency-bound).
+    auto gamma = [&] {
+      return k->map({k->broadcast(g, {C, C}, {0, 1}), k->broadcast(g, {C, C}, {1, 0}), rows, cols}, DType::f32,
+                    [&](const Scalars &e) { return select(e[2] >= e[3] && e[2] < valid, exp(e[0] - e[1]), 0.0); });
+    };
+    k->store(k->map({qk, gamma()}, DType::bf16, [](const Scalars &e) { return (e[0] * e[1]).to(DType::bf16); }), aqkOut,
+             {t0, hv * C}, {eos, c.HV * C});
     Tile a = k->map({kk, k->broadcast(beta, {C, C}, {0, 1}), rows, cols}, DType::f32,
                     [](const Scalars &x) { return select(x[2] > x[3], x[0] * x[1], 0.0); });
     Tile a0 = k->triInverse(a);
-    Scalar valid = k->scalar(eos - t0); // rows of this chunk inside the sequence
-    Tile gamma = k->map({k->broadcast(g, {C, C}, {0, 1}), k->broadcast(g, {C, C}, {1, 0}), rows, cols}, DType::f32,
-                        [&](const Scalars &e) { return select(e[2] >= e[3] && e[2] < valid, exp(e[0] - e[1]), 0.0); });
-    k->store(k->map({a0, gamma, k->broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
+    k->store(k->map({a0, gamma(), k->broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
                     [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }),
              aOut, {t0, hv * C}, {eos, c.HV * C});
-    k->store(k->map({qk, gamma}, DType::bf16, [](const Scalars &e) { return (e[0] * e[1]).to(DType::bf16); }), aqkOut,
-             {t0, hv * C}, {eos, c.HV * C});
     return Tiles{};
   });
   return k;

@@ -13,10 +13,10 @@
 // CHECK-NOT: nvvm.barrier0
 // CHECK: return
 func.func @blocked(%A: !qla.tensor<64x64xf32>)
-    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.scratch_offset = 0 : i64, qla.smem_bytes = 33792 : i64} {
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 33792 : i64} {
   %c0 = arith.constant 0 : index
   %a = qla.copy %A[%c0, %c0] : !qla.tensor<64x64xf32> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
-  %x = qla.tri_inverse %a : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %x = qla.tri_inverse %a {qla.scratch_offset = 0 : i64} : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   qla.store %x, %A[%c0, %c0] : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<64x64xf32>
   return
 }
@@ -32,10 +32,10 @@ func.func @blocked(%A: !qla.tensor<64x64xf32>)
 // CHECK-NOT: nvvm.barrier0
 // CHECK: return
 func.func @columns(%A: !qla.tensor<24x24xf32>)
-    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.scratch_offset = 0 : i64, qla.smem_bytes = 5632 : i64} {
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 5632 : i64} {
   %c0 = arith.constant 0 : index
   %a = qla.copy %A[%c0, %c0] : !qla.tensor<24x24xf32> -> !qla.tile<24x24xf32, frag, #qla.strided<threads = 128>>
-  %x = qla.tri_inverse %a : !qla.tile<24x24xf32, frag, #qla.strided<threads = 128>>
+  %x = qla.tri_inverse %a {qla.scratch_offset = 0 : i64} : !qla.tile<24x24xf32, frag, #qla.strided<threads = 128>>
   qla.store %x, %A[%c0, %c0] : !qla.tile<24x24xf32, frag, #qla.strided<threads = 128>>, !qla.tensor<24x24xf32>
   return
 }

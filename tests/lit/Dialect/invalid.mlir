@@ -903,3 +903,8 @@ func.func @store_transposed_1d(%x: !qla.tile<64xf32, frag>, %t: !qla.tensor<128x
   qla.store %x, %t[%i] {transpose} : !qla.tile<64xf32, frag>, !qla.tensor<128xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'qla.min_blocks_per_sm' must be an integer from 1 to 32 (blocks an SM)}}
+func.func @min_blocks_zero() attributes {qla.min_blocks_per_sm = 0 : i64} { return }

@@ -72,12 +72,12 @@ func.func @fits_default_budget() attributes {qla.kernel, qla.block = array<i64: 
 
 // -----
 
-// Copies that TMA does not do and qla.share get a buffer too (qla.smem_offset); fragments exchanged
-// through shared memory (broadcast, reduce, cumsum, tri_inverse) share one scratch region as large as the
-// largest exchange, 4 bytes per element (tri_inverse: twice), after the buffers.
+// Copies that TMA does not do and qla.share get a buffer too (qla.smem_offset); each op that exchanges a
+// fragment through shared memory (broadcast, reduce, cumsum, tri_inverse) gets scratch of 4 bytes per
+// element (tri_inverse: twice) live only while it runs (qla.scratch_offset on the op), placed like a buffer.
 // CHECK-LABEL: func.func @buffers_and_scratch(
-// CHECK-SAME: qla.scratch_offset = 16384 : i64, qla.smem_bytes = 50176 : i64
-// expected-error @+1 {{shared memory needed (50176 bytes) exceeds the budget of 1000 bytes; buffers: '!qla.tile<64x64xbf16, smem, #qla.swizzle<128>>' (8192 B) '!qla.tile<64x64xbf16, smem>' (8192 B) and 32768 B of scratch for layout exchanges}}
+// CHECK-SAME: qla.smem_bytes = 33792 : i64
+// expected-error @+1 {{shared memory needed (33792 bytes) exceeds the budget of 1000 bytes; buffers: '!qla.tile<64x64xbf16, smem, #qla.swizzle<128>>' (8192 B) '!qla.tile<64x64xbf16, smem>' (8192 B) and 40960 B of scratch for layout exchanges (each live only during its op)}}
 func.func @buffers_and_scratch(%A: !qla.tensor<256x64xbf16>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
   %c0 = arith.constant 0 : index
   // CHECK: qla.copy %{{.*}} {qla.smem_offset = 0 : i64} : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
@@ -91,9 +91,13 @@ func.func @buffers_and_scratch(%A: !qla.tensor<256x64xbf16>) attributes {qla.ker
   // A copy into registers needs no shared memory.
   // CHECK: qla.copy %{{.*}} : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, frag
   %r = qla.copy %A[%c0, %c0] : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
-  // Scratch: cumsum of 64x32 needs 8192 bytes, tri_inverse of 64x64 needs 2 x 16384 = 32768.
+  // Scratch: cumsum of 64x32 needs 8192 bytes; %t is still to be read, %s is not: the cumsum takes %s's bytes.
   %g = qla.fill 1.0 : f32 : !qla.tile<64x32xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.cumsum %{{.*}}, 1 {qla.scratch_offset = 8192 : i64}
   %c = qla.cumsum %g, 1 : !qla.tile<64x32xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %use2 = qla.gemm %t, %t, %acc {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // tri_inverse of 64x64 needs 2 x 16384 = 32768 bytes, from 0: no buffer is live any more.
+  // CHECK: qla.tri_inverse %{{.*}} {qla.scratch_offset = 0 : i64}
   %i = qla.tri_inverse %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
   return
 }

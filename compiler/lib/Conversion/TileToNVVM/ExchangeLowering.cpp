@@ -10,9 +10,9 @@ namespace qla::lowering {
 
 namespace {
 
+/// The op's scratch, placed by qla-plan-smem.
 Value scratchBase(ConversionPatternRewriter &rw, Operation *op) {
-  auto kernel = op->getParentOfType<func::FuncOp>();
-  auto offset = kernel ? kernel->getAttrOfType<IntegerAttr>(kScratchOffsetAttr) : IntegerAttr();
+  auto offset = op->getAttrOfType<IntegerAttr>(kScratchOffsetAttr);
   if (!offset)
     return {};
   return smemAddress(rw, op->getLoc(), offset.getInt());

@@ -221,12 +221,13 @@ struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
       needsSmem |= kernel->hasAttr(QlaDialect::kSmemAttr);
       Builder b(ctx);
       SmallVector<NamedAttribute> entry{b.getNamedAttr("params", b.getArrayAttr(params))};
-      for (StringRef attr : {QlaDialect::kGridAttr, QlaDialect::kBlockAttr, QlaDialect::kSmemAttr})
+      for (StringRef attr :
+           {QlaDialect::kGridAttr, QlaDialect::kBlockAttr, QlaDialect::kSmemAttr, QlaDialect::kMinBlocksAttr})
         if (Attribute v = kernel->getAttr(attr))
           entry.push_back(b.getNamedAttr(attr.drop_front(4), v));
       abi.push_back(b.getNamedAttr(kernel.getSymName(), b.getDictionaryAttr(entry)));
       for (StringRef attr : {QlaDialect::kKernelAttr, QlaDialect::kGridAttr, QlaDialect::kBlockAttr,
-                             QlaDialect::kSmemAttr})
+                             QlaDialect::kSmemAttr, QlaDialect::kMinBlocksAttr})
         kernel->removeAttr(attr); // qla.abi carries them from here on (qla.scratch_offset is read by the lowering)
     }
     // Declared with the 16-byte alignment the hardware guarantees: a larger declared alignment is not

@@ -148,6 +148,9 @@ public:
   /// Blocks of the launch; -1 for a dimension given at launch (e.g. the number of sequences).
   void grid(int64_t x, int64_t y = 1, int64_t z = 1);
   void threads(int64_t n, Loc loc = Loc::current());
+  /// Asks that `n` blocks fit on one SM at once: ptxas caps the registers a thread to make room
+  /// (spilling if it must). For latency-bound kernels that need more blocks in flight.
+  void minBlocksPerSM(int64_t n, Loc loc = Loc::current());
 
   Index blockId(int dim, Loc loc = Loc::current());
   /// A box of `src` into shared memory. Elements past the tensor's end, or at or past `bounds`

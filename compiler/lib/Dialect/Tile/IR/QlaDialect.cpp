@@ -300,6 +300,12 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                              << kernelThreads(op);
     return success();
   }
+  if (name == kMinBlocksAttr) {
+    auto n = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!n || n.getInt() < 1 || n.getInt() > 32)
+      return op->emitError() << "'" << name << "' must be an integer from 1 to 32 (blocks an SM)";
+    return requireFunc();
+  }
   if (name == kSmemAttr) {
     auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
     if (!bytes || bytes.getInt() < 0 || bytes.getInt() > 227 * 1024)

@@ -107,49 +107,55 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
         return;
       int64_t offset = 0;
-      // Rings (qla.smem_alloc) and the tiles of qla.share and of copies that TMA does not perform.
+      // Rings (qla.smem_alloc), the tiles of qla.share and of copies that TMA does not perform, and the
+      // scratch of each exchange op (live only while the op runs).
       SmallVector<Operation *> buffers;
       int64_t scratch = 0;
-      kernel.walk([&](Operation *op) {
-        if (isa<SmemAllocOp, ShareOp>(op) || (isa<CopyOp>(op) && cast<CopyOp>(op).getResult().getType().isShared()))
+      kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (isa<SmemAllocOp, ShareOp>(op) || (isa<CopyOp>(op) && cast<CopyOp>(op).getResult().getType().isShared()) ||
+            exchangeScratchBytes(op) > 0)
           buffers.push_back(op);
-        scratch = std::max(scratch, exchangeScratchBytes(op));
+        scratch += exchangeScratchBytes(op);
       });
-      // Buffers whose live ranges are disjoint share bytes: every writer of a shared tile starts with a
-      // block barrier, and synchronous gemms have finished reading when they return.
+      // Buffers whose live ranges are disjoint share bytes: every writer of a shared tile or of scratch
+      // starts with a block barrier, and synchronous gemms have finished reading when they return.
       Positions pos(kernel);
       SmallVector<Placed> placed;
+      auto i64 = [&](int64_t v) { return IntegerAttr::get(IntegerType::get(&getContext(), 64), v); };
       for (Operation *op : buffers) {
+        if (int64_t bytes = exchangeScratchBytes(op)) {
+          int64_t begin = pos.begin.lookup(op), end = pos.end.lookup(op);
+          int64_t at = firstFit(placed, begin, end, bytes, 128);
+          placed.push_back({begin, end, at, bytes});
+          op->setAttr(kScratchOffsetAttr, i64(at));
+          offset = std::max(offset, at + bytes);
+          continue;
+        }
         auto t = cast<TileType>(op->getResult(0).getType());
         auto swz = dyn_cast_or_null<SwizzleAttr>(t.getLayout());
         int64_t align = (swz && swz.getBytes() > 0) ? 1024 : 128;
         auto [begin, end] = liveRange(op, pos);
         int64_t at = firstFit(placed, begin, end, t.getSizeInBytes(), align);
         placed.push_back({begin, end, at, t.getSizeInBytes()});
-        auto attr = IntegerAttr::get(IntegerType::get(&getContext(), 64), at);
         if (auto alloc = dyn_cast<SmemAllocOp>(op))
-          alloc.setOffsetAttr(attr);
+          alloc.setOffsetAttr(i64(at));
         else
-          op->setAttr(kSmemOffsetAttr, attr);
+          op->setAttr(kSmemOffsetAttr, i64(at));
         offset = std::max(offset, at + t.getSizeInBytes());
       }
-      if (scratch > 0) {
-        offset = llvm::alignTo(offset, 128);
-        kernel->setAttr(kScratchOffsetAttr, IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));
-        offset += scratch;
-      }
       // The kernel aligns the dynamic shared-memory base to 1024 bytes at run time; reserve the slack.
-      if (!buffers.empty() || scratch)
+      if (!buffers.empty())
         offset += 1024;
       if (offset > budgetBytes) {
         InFlightDiagnostic diag = kernel.emitError()
                                   << "shared memory needed (" << offset << " bytes) exceeds the budget of "
                                   << static_cast<int64_t>(budgetBytes) << " bytes; buffers:";
         for (Operation *op : buffers)
-          diag << " " << op->getResult(0).getType() << " ("
-               << cast<TileType>(op->getResult(0).getType()).getSizeInBytes() << " B)";
+          if (!exchangeScratchBytes(op))
+            diag << " " << op->getResult(0).getType() << " ("
+                 << cast<TileType>(op->getResult(0).getType()).getSizeInBytes() << " B)";
         if (scratch)
-          diag << " and " << scratch << " B of scratch for layout exchanges";
+          diag << " and " << scratch << " B of scratch for layout exchanges (each live only during its op)";
         return signalPassFailure();
       }
       kernel->setAttr(QlaDialect::kSmemAttr, IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));

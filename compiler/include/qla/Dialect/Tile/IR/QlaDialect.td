@@ -22,6 +22,8 @@ def Qla_Dialect : Dialect {
     static constexpr llvm::StringLiteral kGridAttr = "qla.grid";
     static constexpr llvm::StringLiteral kBlockAttr = "qla.block";
     static constexpr llvm::StringLiteral kSmemAttr = "qla.smem_bytes";
+    /// Blocks the kernel must fit on one SM at once: caps its registers (PTX .minnctapersm).
+    static constexpr llvm::StringLiteral kMinBlocksAttr = "qla.min_blocks_per_sm";
     /// On the module after lowering: each kernel's parameters and launch shape.
     static constexpr llvm::StringLiteral kAbiAttr = "qla.abi";
   private:
