@@ -58,13 +58,14 @@ func.func @gemm_swizzle_mismatch() attributes {qla.kernel, qla.block = array<i64
 
 // -----
 
-// A register A is written to shared memory by qla-assign-layouts (qla.share) before this pass.
-func.func @gemm_register_a() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
-  %a = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+// wgmma reads a register A only spread like its accumulator; qla-assign-layouts shares any other.
+func.func @gemm_register_a_strided() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %a = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag, #qla.strided<threads = 128>>
   %b = qla.smem_alloc {offset = 8192 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
   %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
-  // expected-error @+1 {{failed to legalize operation 'qla.gemm' that was explicitly marked illegal}}
-  %r = qla.gemm %a, %b, %acc {transpose_b} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // expected-error @+2 {{a register A needs the accumulator's wgmma layout}}
+  // expected-error @+1 {{failed to legalize operation 'qla.gemm'}}
+  %r = qla.gemm %a, %b, %acc {transpose_b} : !qla.tile<64x64xbf16, frag, #qla.strided<threads = 128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   return
 }
 

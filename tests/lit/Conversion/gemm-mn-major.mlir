@@ -52,3 +52,22 @@ func.func @ones_acc() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>,
   %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   return
 }
+
+// -----
+
+// A from registers (a bf16 fragment spread like the accumulator): wgmma's register form through inline
+// PTX, one per 16-step of K (four for K = 64), each taking A's elements 8kk .. 8kk+7 as four 32-bit
+// registers and B by descriptor. A zero accumulator is scaled by zero on the first step only.
+// CHECK-LABEL: func.func @register_a(
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, $1,{{.*}}$31}, {$64, $65, $66, $67}, $68, p, 1, 1, 0;\0A}", "=f,{{.*}},0,1,{{.*}},31,r,r,r,r,l,r"
+// CHECK-COUNT-3: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK-NOT: llvm.inline_asm
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @register_a() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 9216 : i64} {
+  %a = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %b = qla.smem_alloc {offset = 0 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %r = qla.gemm %a, %b, %acc {transpose_b} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  return
+}

@@ -139,11 +139,18 @@ func.func @gemm_roles(%A: !qla.tensor<1024x128xbf16>) attributes {qla.kernel, ql
   // CHECK: qla.gemm %[[A]], %[[BOTH32T]], %{{.*}} :
   %acc4 = qla.fill 0.0 : f32 : !qla.tile<64x32xf32, frag>
   %r7 = qla.gemm %a, %both32, %acc4 : !qla.tile<64x64xbf16, smem>, !qla.tile<64x32xbf16, smem>, !qla.tile<64x32xf32, frag> -> !qla.tile<64x32xf32, frag>
+  // A register A spread like its accumulator stays in registers (wgmma reads it from there) ...
   // CHECK: %[[P:.*]] = qla.fill 1.000000e+00 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
-  // CHECK-NEXT: %[[PS:.*]] = qla.share %[[P]] : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
-  // CHECK-NEXT: qla.gemm %[[PS]], %[[BOTH]], %{{.*}} {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  // CHECK-NEXT: qla.gemm %[[P]], %[[BOTH]], %{{.*}} {transpose_b} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
   %p = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag>
   %r5 = qla.gemm %p, %both, %acc2 {transpose_b} : !qla.tile<64x64xbf16, frag>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  // ... one with K not a multiple of 16 is written to shared memory first.
+  // CHECK: %[[Q:.*]] = qla.fill 1.000000e+00 : bf16 : !qla.tile<64x8xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: %[[QS:.*]] = qla.share %[[Q]] : !qla.tile<64x8xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x8xbf16, smem, #qla.swizzle<0>>
+  // CHECK-NEXT: qla.gemm %[[QS]], %{{.*}}, %{{.*}} {transpose_b} : !qla.tile<64x8xbf16, smem, #qla.swizzle<0>>
+  %q = qla.fill 1.0 : bf16 : !qla.tile<64x8xbf16, frag>
+  %b8 = qla.smem_alloc : !qla.tile<64x8xbf16, smem>
+  %r8 = qla.gemm %q, %b8, %acc2 {transpose_b} : !qla.tile<64x8xbf16, frag>, !qla.tile<64x8xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
   return
 }
 

@@ -21,6 +21,55 @@ Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr, int64_t rowBytes, 
   return b.create<arith::OrIOp>(loc, start, i64Const(b, loc, static_cast<int64_t>(fixed)));
 }
 
+/// One wgmma with A from registers (MLIR's nvvm.wgmma.mma_async takes A only as a descriptor): `aRegs`
+/// are the four 32-bit registers of A's 64x16 block, `acc` the accumulator struct (read unless
+/// `scaleD` is 0). B is a K-major descriptor, or MN-major with `transposeB` (wgmma's transpose bit).
+Value wgmmaRegisterA(OpBuilder &b, Location loc, Value acc, ArrayRef<Value> aRegs, Value descB, int64_t n,
+                     bool bf16, bool scaleD, bool transposeB) {
+  const int64_t d = n / 2;
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * d + 5) + ", 0;\n";
+  text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + (bf16 ? "bf16.bf16" : "f16.f16");
+  std::string outs, constraints;
+  for (int64_t i = 0; i < d; ++i) {
+    outs += (i ? ", $" : "$") + std::to_string(i);
+    constraints += "=f,";
+  }
+  for (int64_t i = 0; i < d; ++i)
+    constraints += std::to_string(i) + ",";
+  constraints += "r,r,r,r,l,r";
+  text += " {" + outs + "}, {$" + std::to_string(2 * d) + ", $" + std::to_string(2 * d + 1) + ", $" +
+          std::to_string(2 * d + 2) + ", $" + std::to_string(2 * d + 3) + "}, $" + std::to_string(2 * d + 4) +
+          ", p, 1, 1, " + (transposeB ? "1" : "0") + ";\n}";
+  SmallVector<Value> operands;
+  for (int64_t i = 0; i < d; ++i)
+    operands.push_back(b.create<LLVM::ExtractValueOp>(loc, acc, i));
+  operands.append(aRegs.begin(), aRegs.end());
+  operands.push_back(descB);
+  operands.push_back(i32Const(b, loc, scaleD ? 1 : 0));
+  return b
+      .create<LLVM::InlineAsmOp>(loc, acc.getType(), operands, text, constraints, /*has_side_effects=*/true,
+                                 /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+                                 LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
+}
+
+/// The four 32-bit registers of A's 64x16 block (m-block `mb`, k-step `kk`) from a 16-bit fragment
+/// with the wgmma accumulator layout: they are its elements 8kk .. 8kk+7 of that m-block, in pairs.
+SmallVector<Value> registerABlock(OpBuilder &b, Location loc, Value aVec, Type elt, const AccLayout &a, int64_t mb,
+                                  int64_t kk) {
+  SmallVector<Value> regs;
+  auto pair = VectorType::get({2}, elt);
+  for (int64_t r = 0; r < 4; ++r) {
+    Value v = b.create<LLVM::UndefOp>(loc, pair);
+    for (int64_t i = 0; i < 2; ++i) {
+      Value e = b.create<LLVM::ExtractElementOp>(loc, aVec, i64Const(b, loc, mb * a.perBlock() + 8 * kk + 2 * r + i));
+      v = b.create<LLVM::InsertElementOp>(loc, v, e, i64Const(b, loc, i));
+    }
+    regs.push_back(b.create<LLVM::BitcastOp>(loc, b.getI32Type(), v));
+  }
+  return regs;
+}
+
 struct GemmLowering : OpConversionPattern<GemmOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(GemmOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
@@ -28,12 +77,17 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     auto acc = accLayout(acct);
     if (!acc)
       return rw.notifyMatchFailure(op, "accumulator has no wgmma_acc layout");
-    if (at.isFragment())
-      return rw.notifyMatchFailure(op, "register A is shared by qla-assign-layouts first");
+    // A from registers: a 16-bit fragment spread like the accumulator (its rows, K columns).
+    std::optional<AccLayout> regA = at.isFragment() ? accLayout(at) : std::nullopt;
+    if (at.isFragment() && (!regA || regA->warpgroups != acc->warpgroups || regA->rows != acc->rows))
+      return op.emitOpError() << "a register A needs the accumulator's wgmma layout (qla-assign-layouts gives it "
+                                 "one, or shares A when it cannot)";
     int64_t eb = elementBytes(at.getElementType());
     auto swA = dyn_cast_or_null<SwizzleAttr>(at.getLayout()), swB = dyn_cast_or_null<SwizzleAttr>(bt.getLayout());
-    if (!swA || !swB)
+    if ((!swA && !regA) || !swB)
       return op.emitOpError() << "needs A and B with stored layouts (qla-assign-layouts chooses them)";
+    if (regA)
+      swA = SwizzleAttr::get(rw.getContext(), smemSwizzleBytes(at.getShape()[1] * eb), false); // A is not in shared memory
     // K-major: A stored [M][K] (transposed storage when the role is Aᵀ), B stored [N][K]. MN-major: the other way.
     bool mnA = swA.getTransposed() != op.getTransposeA(), mnB = swB.getTransposed() == op.getTransposeB();
     auto mnMajorOk = [&](TileType t, SwizzleAttr sw) {
@@ -71,9 +125,12 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     // Rows of A owned by this thread's warpgroup (MN-major: whole 64-element column blocks).
     Value wg = rw.create<arith::DivUIOp>(loc, threadIdx(rw, loc), i32Const(rw, loc, 128));
     int64_t wgStride = mnA ? mnOffset(rowsA, acc->rowsPerWarpgroup(), 0) : acc->rowsPerWarpgroup() * blockA;
-    Value wgRowBytes = rw.create<arith::ExtUIOp>(
-        loc, rw.getI64Type(), rw.create<arith::MulIOp>(loc, wg, i32Const(rw, loc, wgStride)));
-    Value aBase = gepBytes(rw, loc, a.getA(), wgRowBytes);
+    Value aBase;
+    if (!regA) {
+      Value wgRowBytes = rw.create<arith::ExtUIOp>(
+          loc, rw.getI64Type(), rw.create<arith::MulIOp>(loc, wg, i32Const(rw, loc, wgStride)));
+      aBase = gepBytes(rw, loc, a.getA(), wgRowBytes);
+    }
 
     // Per-thread vector -> one wgmma struct per 64-row block. A zero accumulator is not read at all:
     // the first wgmma scales it by 0, so no registers are zeroed (and none are shared with other gemms
@@ -103,6 +160,11 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
                                           gepBytes(rw, loc, a.getB(), i64Const(rw, loc, kOffset(rowsB, blockB, 0, kBytes))),
                                           blockB);
       for (int64_t mb = 0; mb < acc->mBlocks(); ++mb) {
+        if (regA) {
+          blocks[mb] = wgmmaRegisterA(rw, loc, blocks[mb], registerABlock(rw, loc, a.getA(), at.getElementType(), *regA, mb, kk),
+                                      descB, n, at.getElementType().isBF16(), !(zeroAcc && kk == 0), mnB);
+          continue;
+        }
         Value descA =
             mnA ? wgmmaDescriptor(rw, loc, gepBytes(rw, loc, aBase, i64Const(rw, loc, mnOffset(rowsA, mb * 64, kk * 16))),
                                   128, rowsA * 128)

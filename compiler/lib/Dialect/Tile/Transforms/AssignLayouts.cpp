@@ -5,7 +5,9 @@
 //    (#qla.swizzle<…, transposed = true>). A tile that gemms need both ways is stored as is and read
 //    MN-major by the others when wgmma can (16-bit elements, rows a multiple of 128 bytes), else
 //    produced twice.
-//  - A gemm's register-fragment A is written to shared memory first (qla.share).
+//  - A gemm's register-fragment A stays in registers (wgmma reads A from registers) when it is 16-bit
+//    and spread like the accumulator (same rows, K a multiple of 16); else it is written to shared
+//    memory first (qla.share).
 #include "qla/Dialect/Tile/IR/QlaDialect.h"
 #include "qla/Dialect/Tile/Transforms/Passes.h"
 
@@ -59,17 +61,23 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
     getOperation().walk([&](func::FuncOp kernel) {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
         return;
-      shareRegisterOperands(kernel);
+      shareRegisterOperands(kernel, kernelThreads(kernel));
       assignFragments(kernel, kernelThreads(kernel));
       if (failed(assignShared(kernel)))
         signalPassFailure();
     });
   }
 
-  void shareRegisterOperands(func::FuncOp kernel) {
+  void shareRegisterOperands(func::FuncOp kernel, int64_t threads) {
     kernel.walk([&](GemmOp gemm) {
       auto a = gemm.getA().getType();
       if (!a.isFragment())
+        return;
+      Attribute aLayout = a.getLayout() ? a.getLayout() : fragmentLayout(a, threads);
+      auto acc = gemm.getAcc().getType();
+      Attribute accLayout = acc.getLayout() ? acc.getLayout() : fragmentLayout(acc, threads);
+      if (isa<WgmmaAccLayoutAttr>(aLayout) && aLayout == accLayout && a.getShape()[0] == acc.getShape()[0] &&
+          a.getShape()[1] % 16 == 0 && !gemm.getTransposeA())
         return;
       OpBuilder b(gemm);
       auto smem = TileType::get(a.getShape(), a.getElementType(), MemorySpace::smem);
