@@ -103,7 +103,7 @@ TEST_CASE("gdn forward refuses what it does not support", "[gdn]") {
   CHECK_THROWS_WITH(c.validate(), "gdn forward: K = 96 is not supported (supported: 64, 128, 256)");
   c.K = 128;
   c.BV = 48;
-  CHECK_THROWS_WITH(c.validate(), "gdn forward: BV = 48 must be a multiple of 16 that divides V = 128");
+  CHECK_THROWS_WITH(c.validate(), "gdn forward: BV = 48 must be a multiple of 64 (a warpgroup each) that divides V = 128");
 }
 
 TEST_CASE("gdn forward with states stored [V][K] (state_v_first) on the interpreter", "[gdn][interpreter]") {

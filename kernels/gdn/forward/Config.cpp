@@ -15,8 +15,8 @@ void GdnForwardConfig::validate() const {
   for (auto [name, d] : {std::pair{"K", K}, std::pair{"V", V}})
     if (d != 64 && d != 128 && d != 256)
       throw fail(fmt::format("{} = {} is not supported (supported: 64, 128, 256)", name, d));
-  if (BV <= 0 || V % BV != 0 || BV % 16 != 0)
-    throw fail(fmt::format("BV = {} must be a multiple of 16 that divides V = {}", BV, V));
+  if (BV <= 0 || V % BV != 0 || BV % 64 != 0)
+    throw fail(fmt::format("BV = {} must be a multiple of 64 (a warpgroup each) that divides V = {}", BV, V));
   if (precise < 0 || precise > 2)
     throw fail(fmt::format("precise = {} is not supported (0: bf16 operands, 1: Y and Vn as bf16 hi + lo, 2: also "
                            "the state H)",

@@ -102,16 +102,15 @@ func.func @four_warpgroups() attributes {qla.kernel, qla.block = array<i64: 512,
 
 // -----
 
-// Gemm roles decide how shared tiles are stored: K-major, so a non-transposed B (K x N) and a transposed
-// A (K x M) are stored transposed; a tile read both ways is stored as is and read MN-major in the
-// transposed role when its rows are a multiple of 128 bytes, else copied twice; a register A is shared
-// first.
+// Gemm roles decide how shared tiles are stored: as is, and read MN-major in a transposed role (a
+// non-transposed B (K x N), a transposed A (K x M)) when the rows are a multiple of 128 bytes; else
+// K-major for that role: stored transposed, and copied twice when also read as is.
 // CHECK-LABEL: func.func @gemm_roles(
 func.func @gemm_roles(%A: !qla.tensor<1024x128xbf16>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
   %c0 = arith.constant 0 : index
   // CHECK: %[[A:.*]] = qla.copy {{.*}} -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
-  // B is 64 (K) x 128 (N): stored as 128 rows of 64 bf16.
-  // CHECK-NEXT: %[[B:.*]] = qla.copy {{.*}} -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128, transposed = true>>
+  // B is 64 (K) x 128 (N), rows of 256 bytes: stored as is, read MN-major.
+  // CHECK-NEXT: %[[B:.*]] = qla.copy {{.*}} -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
   // CHECK-NEXT: %[[BOTH:.*]] = qla.copy {{.*}} -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
   // 64-byte rows: no MN-major read, so twice.
   // CHECK-NEXT: %[[BOTH32:.*]] = qla.copy {{.*}} -> !qla.tile<64x32xbf16, smem, #qla.swizzle<64>>
@@ -126,7 +125,7 @@ func.func @gemm_roles(%A: !qla.tensor<1024x128xbf16>) attributes {qla.kernel, ql
   %acc = qla.fill 0.0 : f32 : !qla.tile<64x128xf32, frag>
   %acc2 = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
   %acc3 = qla.fill 0.0 : f32 : !qla.tile<32x64xf32, frag>
-  // CHECK: qla.gemm %[[A]], %[[B]], %{{.*}} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x128xbf16, smem, #qla.swizzle<128, transposed = true>>
+  // CHECK: qla.gemm %[[A]], %[[B]], %{{.*}} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
   %r = qla.gemm %a, %b, %acc : !qla.tile<64x64xbf16, smem>, !qla.tile<64x128xbf16, smem>, !qla.tile<64x128xf32, frag> -> !qla.tile<64x128xf32, frag>
   // CHECK: qla.gemm %[[BOTH]], %[[BOTH]], %{{.*}} {transpose_b}
   %r2 = qla.gemm %both, %both, %acc2 {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>

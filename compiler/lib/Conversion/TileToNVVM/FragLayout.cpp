@@ -168,4 +168,18 @@ Value guarded(OpBuilder &b, Location loc, Value cond, Type type, function_ref<Va
   return ifOp.getResult(0);
 }
 
+int64_t blockThreads(Operation *op) {
+  auto kernel = op->getParentOfType<func::FuncOp>();
+  if (int64_t n = kernelThreads(kernel))
+    return n;
+  auto module = kernel->getParentOfType<ModuleOp>();
+  auto abi = module ? module->getAttrOfType<DictionaryAttr>(QlaDialect::kAbiAttr) : DictionaryAttr();
+  auto entry = abi ? abi.getAs<DictionaryAttr>(kernel.getSymName()) : DictionaryAttr();
+  auto block = entry ? entry.getAs<DenseI64ArrayAttr>("block") : DenseI64ArrayAttr();
+  int64_t n = 1;
+  for (int64_t d : block ? block.asArrayRef() : ArrayRef<int64_t>{128})
+    n *= d;
+  return n;
+}
+
 } // namespace qla::lowering

@@ -243,7 +243,85 @@ struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
   }
 };
 
-/// A fragment into a global tensor, element by element, skipping what is outside the bounds.
+/// A transposed store through the op's scratch (qla-plan-smem places it): the fragment is written
+/// there as the tensor's rows (the tile transposed, row-major), then whole 16-byte pieces of those
+/// rows go to global memory (one vector store when the piece is inside the bounds and aligned,
+/// element by element otherwise). Element-wise transposed stores scatter 2-byte writes a row apart.
+void storeTransposedViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, StoreOp::Adaptor a,
+                               const FragLayout &layout, int64_t scratchOffset) {
+  auto tile = cast<TileType>(op.getValue().getType());
+  auto dst = op.getDest().getType();
+  Type elt = tile.getElementType();
+  int64_t eb = elementBytes(elt), vec = 16 / eb;
+  int64_t rows = tile.getShape()[1], rowLen = tile.getShape()[0]; // the tensor's rows of the stored box
+  SmallVector<int64_t> strides = dst.getEffectiveStrides();
+  Value tid = threadIdx(rw, loc);
+  Value base = smemAddress(rw, loc, scratchOffset);
+  blockBarrier(rw, loc);
+  for (int64_t e = 0; e < layout.perThread(); ++e) {
+    SmallVector<Value> c = layout.coords(rw, loc, tid, e);
+    Value at = rw.create<arith::AddIOp>(loc, rw.create<arith::MulIOp>(loc, c[1], i32Const(rw, loc, rowLen)), c[0]);
+    Value bytes = rw.create<arith::MulIOp>(loc, rw.create<arith::ExtUIOp>(loc, rw.getI64Type(), at), i64Const(rw, loc, eb));
+    Value v = element(rw, loc, a.getValue(), e);
+    if (Value exists = layout.exists(rw, loc, tid, e))
+      guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
+        b.create<LLVM::StoreOp>(l, v, gepBytes(b, l, base, bytes));
+        return {};
+      });
+    else
+      rw.create<LLVM::StoreOp>(loc, v, gepBytes(rw, loc, base, bytes));
+  }
+  blockBarrier(rw, loc);
+  Value off0 = toI32(rw, loc, a.getOffsets()[0]), off1 = toI32(rw, loc, a.getOffsets()[1]);
+  Value limit0 = extentLimit(rw, loc, dst, a.getBounds(), 0), limit1 = extentLimit(rw, loc, dst, a.getBounds(), 1);
+  Value aligned = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                           rw.create<arith::RemUIOp>(loc, off1, i32Const(rw, loc, vec)),
+                                           i32Const(rw, loc, 0));
+  auto below = [&](OpBuilder &b, Location l, Value x, Value limit) -> Value {
+    if (!limit)
+      return b.create<arith::ConstantIntOp>(l, b.getI1Type(), 1);
+    return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, limit);
+  };
+  auto ptrAt = [&](OpBuilder &b, Location l, Value row, Value col) {
+    Value linear = b.create<arith::AddIOp>(
+        l, b.create<arith::MulIOp>(l, b.create<arith::ExtSIOp>(l, b.getI64Type(), row), i64Const(b, l, strides[0])),
+        b.create<arith::ExtSIOp>(l, b.getI64Type(), col));
+    return b.create<LLVM::GEPOp>(l, a.getDest().getType(), elt, a.getDest(), ValueRange{linear}).getResult();
+  };
+  auto vt = VectorType::get({vec}, elt);
+  forEachPiece(rw, loc, rows, rowLen / vec, vec, blockThreads(op), tid,
+               [&](OpBuilder &b, Location l, Value r, Value c0) {
+    Value at = b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, r, i32Const(b, l, rowLen)), c0);
+    Value bytes = b.create<arith::MulIOp>(l, b.create<arith::ExtUIOp>(l, b.getI64Type(), at), i64Const(b, l, eb));
+    Value v = b.create<LLVM::LoadOp>(l, vt, gepBytes(b, l, base, bytes), 16);
+    Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
+    Value rowInside = below(b, l, row, limit0);
+    Value lastCol = b.create<arith::AddIOp>(l, col, i32Const(b, l, vec - 1));
+    Value whole = b.create<arith::AndIOp>(l, b.create<arith::AndIOp>(l, rowInside, below(b, l, lastCol, limit1)),
+                                          aligned);
+    b.create<scf::IfOp>(
+        l, whole,
+        [&](OpBuilder &t, Location tl) {
+          t.create<LLVM::StoreOp>(tl, v, ptrAt(t, tl, row, col), 16);
+          t.create<scf::YieldOp>(tl);
+        },
+        [&](OpBuilder &t, Location tl) {
+          for (int64_t i = 0; i < vec; ++i) {
+            Value ci = t.create<arith::AddIOp>(tl, col, i32Const(t, tl, i));
+            Value inside = t.create<arith::AndIOp>(tl, rowInside, below(t, tl, ci, limit1));
+            Value x = t.create<LLVM::ExtractElementOp>(tl, v, i64Const(t, tl, i));
+            guarded(t, tl, inside, Type(), [&](OpBuilder &g, Location gl) -> Value {
+              g.create<LLVM::StoreOp>(gl, x, ptrAt(g, gl, row, ci));
+              return {};
+            });
+          }
+          t.create<scf::YieldOp>(tl);
+        });
+  });
+}
+
+/// A fragment into a global tensor, element by element, skipping what is outside the bounds (transposed:
+/// through scratch when qla-plan-smem gave the op some).
 struct StoreLowering : OpConversionPattern<StoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(StoreOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
@@ -252,6 +330,11 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
       return op.emitOpError() << "stores register fragments with a layout only";
     if (failed(requireStaticStrides(op, op.getDest().getType())))
       return failure();
+    if (auto scratch = op->getAttrOfType<IntegerAttr>(kScratchOffsetAttr)) {
+      storeTransposedViaScratch(rw, op.getLoc(), op, a, *layout, scratch.getInt());
+      rw.eraseOp(op);
+      return success();
+    }
     Location loc = op.getLoc();
     Value tid = threadIdx(rw, loc);
     SmallVector<int64_t> strides = op.getDest().getType().getEffectiveStrides();

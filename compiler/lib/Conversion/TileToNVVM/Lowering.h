@@ -60,6 +60,9 @@ inline Value gepBytes(OpBuilder &b, Location loc, Value base, Value offsetI64) {
 /// The thread's index in the block. Inside a loop it is read afresh each iteration: a pure read would
 /// let LLVM hoist every per-element address out of the loop and keep them all live across it.
 Value threadIdx(OpBuilder &b, Location loc);
+/// Threads of the block of the kernel around `op` (its qla.block, or its qla.abi entry once the
+/// lowering has moved it there).
+int64_t blockThreads(Operation *op);
 inline Value zeroOf(OpBuilder &b, Location loc, Type t) {
   return b.create<arith::ConstantOp>(loc, t, b.getZeroAttr(t));
 }
@@ -76,6 +79,10 @@ Value sharedOffset(OpBuilder &b, Location loc, TileType tile, Value row, Value c
 Value extentLimit(OpBuilder &b, Location loc, qla::TensorType t, ValueRange bounds, int64_t d);
 /// `then` under `cond`, yielding its value or zero of `type` otherwise (no value when type is null).
 Value guarded(OpBuilder &b, Location loc, Value cond, Type type, function_ref<Value(OpBuilder &, Location)> then);
+/// Calls `body(b, l, r, c0)` for each 16-byte piece of a [rows][pieces · vec] tile that this thread
+/// handles: round-robin over `threads`, piece `r`, `c0` the row and first column inside the tile.
+void forEachPiece(ConversionPatternRewriter &rw, Location loc, int64_t rows, int64_t pieces, int64_t vec,
+                  int64_t threads, Value tid, function_ref<void(OpBuilder &, Location, Value, Value)> body);
 
 void populateFragmentPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateSharedPatterns(const TypeConverter &converter, RewritePatternSet &patterns);

@@ -6,6 +6,23 @@
 
 namespace qla::lowering {
 
+void forEachPiece(ConversionPatternRewriter &rw, Location loc, int64_t rows, int64_t pieces, int64_t vec,
+                  int64_t threads, Value tid, function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  int64_t total = rows * pieces;
+  for (int64_t e = 0; e * threads < total; ++e) {
+    Value lin = rw.create<arith::AddIOp>(loc, i32Const(rw, loc, e * threads), tid);
+    Value exists = (e + 1) * threads <= total
+                       ? Value()
+                       : rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, lin, i32Const(rw, loc, total));
+    guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
+      Value r = b.create<arith::DivUIOp>(l, lin, i32Const(b, l, pieces));
+      Value c0 = b.create<arith::MulIOp>(l, b.create<arith::RemUIOp>(l, lin, i32Const(b, l, pieces)), i32Const(b, l, vec));
+      body(b, l, r, c0);
+      return {};
+    });
+  }
+}
+
 namespace {
 
 Value offsetAttrAddress(ConversionPatternRewriter &rw, Operation *op) {
@@ -176,25 +193,6 @@ struct ShareLowering : OpConversionPattern<ShareOp> {
   }
 };
 
-/// Calls `body(b, l, r, c0)` for each 16-byte piece of a [rows][pieces · vec] tile that this thread
-/// copies: round-robin over `threads`, piece `r`, `c0` the row and first column inside the tile.
-void forEachPiece(ConversionPatternRewriter &rw, Location loc, int64_t rows, int64_t pieces, int64_t vec,
-                  int64_t threads, Value tid, function_ref<void(OpBuilder &, Location, Value, Value)> body) {
-  int64_t total = rows * pieces;
-  for (int64_t e = 0; e * threads < total; ++e) {
-    Value lin = rw.create<arith::AddIOp>(loc, i32Const(rw, loc, e * threads), tid);
-    Value exists = (e + 1) * threads <= total
-                       ? Value()
-                       : rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, lin, i32Const(rw, loc, total));
-    guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
-      Value r = b.create<arith::DivUIOp>(l, lin, i32Const(b, l, pieces));
-      Value c0 = b.create<arith::MulIOp>(l, b.create<arith::RemUIOp>(l, lin, i32Const(b, l, pieces)), i32Const(b, l, vec));
-      body(b, l, r, c0);
-      return {};
-    });
-  }
-}
-
 /// A copy into shared memory that TMA does not perform: every thread loads elements round-robin.
 /// 16-byte pieces of rows: each thread loads whole pieces (one vector load when the piece is inside
 /// the bounds and the column offset is piece-aligned, element by element otherwise) and stores them
@@ -325,8 +323,7 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
       return op.emitOpError() << "needs a tensor with static strides";
     Location loc = op.getLoc();
     FragLayout spread{TileType::get(tile.getShape(), tile.getElementType(), MemorySpace::frag), std::nullopt, 128};
-    if (auto threads = kernelThreads(op->getParentOfType<func::FuncOp>()))
-      spread.threads = threads;
+    spread.threads = blockThreads(op);
     Value tid = threadIdx(rw, loc);
     Type elt = tile.getElementType();
     SmallVector<int64_t> strides = src.getEffectiveStrides();

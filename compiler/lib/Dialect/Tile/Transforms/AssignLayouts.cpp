@@ -1,10 +1,10 @@
 // qla-assign-layouts: register-fragment distributions and shared-memory layouts.
 //  - A 2-D fragment with rows a multiple of 64 and 8..256 columns is spread like wgmma accumulators
 //    over the kernel's warpgroups; any other fragment round-robin over the threads (#qla.strided).
-//  - A shared tile is stored K-major for the gemms that read it: as is, or transposed
-//    (#qla.swizzle<…, transposed = true>). A tile that gemms need both ways is stored as is and read
-//    MN-major by the others when wgmma can (16-bit elements, rows a multiple of 128 bytes), else
-//    produced twice.
+//  - A shared tile is stored as is (row-major, swizzled) and read MN-major by the gemms that need it
+//    in a transposed role (Aᵀ or a non-transposed B) when wgmma can (16-bit elements, rows a multiple
+//    of 128 bytes); else it is stored K-major for them (#qla.swizzle<…, transposed = true>), and a tile
+//    that gemms need both ways is produced twice.
 //  - A gemm's register-fragment A stays in registers (wgmma reads A from registers) when it is 16-bit
 //    and spread like the accumulator (same rows, K a multiple of 16); else it is written to shared
 //    memory first (qla.share).
@@ -117,7 +117,7 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
         if (std::optional<bool> t = wantsTransposed(use))
           (*t ? transposed : natural).push_back(&use);
       bool fixed = isa<SmemAllocOp, SlotOp>(op); // filled by TMA boxes: stored as is
-      if (!transposed.empty() && (fixed || !natural.empty()) && readableMNMajor(tile)) {
+      if (!transposed.empty() && readableMNMajor(tile)) {
         v.setType(tile.withLayout(sharedLayout(tile, false)));
         continue;
       }

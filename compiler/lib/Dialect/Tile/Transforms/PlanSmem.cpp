@@ -16,13 +16,22 @@ using namespace qla;
 
 namespace {
 
-/// Shared memory an op exchanges its fragment through (broadcast, reduce, cumsum, tri_inverse).
+/// Shared memory an op exchanges its fragment through (broadcast, reduce, cumsum, tri_inverse), or
+/// stages it in (a transposed store whose tensor rows come in 16-byte pieces: see the lowering).
 int64_t exchangeScratchBytes(Operation *op) {
   auto bytes = [](Value v) { return cast<TileType>(v.getType()).getNumElements() * 4; };
   if (isa<BroadcastOp, ReduceOp, CumsumOp>(op))
     return bytes(op->getOperand(0));
   if (isa<TriInverseOp>(op))
     return 2 * bytes(op->getOperand(0));
+  if (auto store = dyn_cast<StoreOp>(op); store && store.getTranspose()) {
+    auto tile = cast<TileType>(store.getValue().getType());
+    SmallVector<int64_t> strides = store.getDest().getType().getEffectiveStrides();
+    int64_t eb = elementBytes(tile.getElementType());
+    bool pieces = tile.getRank() == 2 && eb <= 8 && (tile.getShape()[0] * eb) % 16 == 0 && strides.size() == 2 &&
+                  strides[1] == 1 && !ShapedType::isDynamic(strides[0]) && (strides[0] * eb) % 16 == 0;
+    return pieces ? tile.getNumElements() * eb : 0;
+  }
   return 0;
 }
 
