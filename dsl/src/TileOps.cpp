@@ -142,12 +142,16 @@ Tile Kernel::share(const Tile &t, Loc loc) {
   return Tile{this, ptr(v), t.shape, t.dtype, true};
 }
 
-Tile Kernel::triInverse(const Tile &t, Loc loc) {
+Tile Kernel::triInverse(const Tile &t, int64_t block, Loc loc) {
   requireFragment(t, "triInverse", name_, loc);
   if (t.shape.size() != 2 || t.shape[0] != t.shape[1] || !isFloatingPoint(t.dtype))
     throw Error(fmt::format("{}: kernel '{}': triInverse needs a square floating-point tile, got {}", where(loc),
                             name_, shapeStr(t.shape)));
-  Value v = impl_->builder.create<TriInverseOp>(impl_->loc(loc), val(t.value));
+  if (block < 0 || (block > 0 && t.shape[0] % block != 0))
+    throw Error(fmt::format("{}: kernel '{}': triInverse block = {} must divide the size {}", where(loc), name_,
+                            block, t.shape[0]));
+  Value v = impl_->builder.create<TriInverseOp>(impl_->loc(loc), val(t.value),
+                                                block ? impl_->builder.getI64IntegerAttr(block) : IntegerAttr());
   return Tile{this, ptr(v), t.shape, t.dtype, false};
 }
 

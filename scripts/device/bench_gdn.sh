@@ -17,6 +17,8 @@ for s in $shapes; do
   cfg=$pkg/gdn/h${H}hv${HV}
   $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --shape $B,$T --bench --json "$work/gdn-h${H}hv${HV}-${B}x${T}.json" 2>&1 \
     | sed 's/ seed=[0-9]*//' | tee -a "$out/gdn.log"
+  # PROGRESS=FILE.tgz: what is done so far, so that a run cut short still brings its rows back.
+  [ -n "${PROGRESS:-}" ] && tar czf "$PROGRESS" -C "$work" . "$out/gdn.log" 2>/dev/null
 done
 # The varlen mix of BENCHMARKS.md: 16 sequences of 256 to 16384 tokens, 65792 in all, (16, 32).
 mix=16384,8192,8192,4096,4096,4096,4096,2048,2048,2048,2048,4096,2048,1024,1024,256

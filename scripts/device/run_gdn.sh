@@ -4,6 +4,7 @@
 # compute-sanitizer memcheck/racecheck/synccheck on the small config, optionally Nsight Compute on
 # gdn_chunk_forward (NCU=1) and flash-linear-attention beside it (FLA="H,HV,B,T ..." with .whl carried).
 # Writes $OUT/gdn.log, $OUT/gdn-*.json, $OUT/sanitizers.log (and ncu-*.txt/csv, fla-*.json).
+# CONFIGS="small gated ..." checks only those packed configs.
 set -uo pipefail
 pkg=devpkg
 export LD_LIBRARY_PATH=$PWD/$pkg/lib:${LD_LIBRARY_PATH:-}
@@ -12,6 +13,7 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gdn.log"
 for cfg in $pkg/gdn/*; do
   name=$(basename $cfg)
+  if [ -n "${CONFIGS:-}" ] && ! grep -qw "$name" <<<"$CONFIGS"; then continue; fi
   case $name in h16*) extra="--shape 4,8192" ;; *) extra="" ;; esac
   $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --bench $extra --json "$out/gdn-$name.json" 2>&1 | tee -a "$out/gdn.log"
 done

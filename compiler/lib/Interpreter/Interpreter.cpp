@@ -302,15 +302,15 @@ private:
   LogicalResult triInverse(TriInverseOp o) {
     const TileData &a = *env_.lookup(o.getInput()).tile;
     auto x = newTile(o);
-    int64_t n = a.shape[0];
+    int64_t n = a.shape[0], block = o.getBlock().value_or(n);
     std::vector<double> inv(n * n, 0.0);
     for (int64_t i = 0; i < n; ++i) {
       inv[i * n + i] = 1.0;
-      for (int64_t j = 0; j < i; ++j) {
+      for (int64_t j = i / block * block; j < i; ++j) {
         double l = a.data[i * n + j];
         if (l == 0.0)
           continue;
-        for (int64_t c = 0; c <= j; ++c)
+        for (int64_t c = i / block * block; c <= j; ++c)
           inv[i * n + c] -= l * inv[j * n + c];
       }
     }

@@ -38,7 +38,7 @@ struct GdnForwardConfig {
   int64_t precise = 2;
   // Blocks of gdn_chunk_inverse an SM must hold at once (caps its registers; 0: no cap). It is
   // latency-bound, so more blocks in flight can pay for a few spills.
-  int64_t inverseBlocksPerSM = 4;
+  int64_t inverseBlocksPerSM = 3;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

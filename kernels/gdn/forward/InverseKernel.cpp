@@ -16,6 +16,51 @@ using dsl::Scalars;
 using dsl::Tile;
 using dsl::Tiles;
 
+namespace {
+
+/// (I + N)⁻¹ for N strictly lower-triangular (C×C, f32): the 16×16 diagonal blocks by substitution,
+/// then two merges on the tensor cores. With X_s the inverses of the s×s diagonal blocks and N_s the
+/// blocks of N below them inside each 2s×2s diagonal block, X_2s = X_s − X_s·(N_s·X_s): the standard
+/// recursive triangular inverse (as stable as substitution). The products take bf16 hi + lo parts of
+/// both operands (hi·hi + hi·lo + lo·hi: ~16 bits of mantissa), so the result keeps f32-level accuracy
+/// for the bf16 rounding that follows.
+Tile invertOnTensorCores(dsl::Kernel &k, const Tile &n, const Tile &rows, const Tile &cols) {
+  constexpr int64_t C = GdnForwardConfig::kChunk;
+  auto hi = [&](const Tile &t) { return k.map({t}, DType::bf16, [](const Scalars &e) { return e[0].to(DType::bf16); }); };
+  auto lo = [&](const Tile &t, const Tile &h) {
+    return k.map({t, h}, DType::bf16, [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
+  };
+  // a·b with a in registers (hi, lo) and b shared (hi, lo).
+  auto product = [&](const Tile &aHi, const Tile &aLo, const Tile &bHi, const Tile &bLo) {
+    Tile r = k.gemm(aHi, bHi, k.fill({C, C}, DType::f32, 0.0), {});
+    r = k.gemm(aHi, bLo, r, {});
+    return k.gemm(aLo, bHi, r, {});
+  };
+  Tile x = k.triInverse(n, 16);
+  for (int64_t s = 16; s < C; s *= 2) {
+    // N_s: rows and columns in the same 2s-block, in different s-blocks (then the row's is the lower).
+    Tile ns = k.map({n, rows, cols}, DType::f32, [s](const Scalars &e) {
+      Scalar out = 0.0; // kept: row in the lower s-block of a 2s-block, column in the upper one
+      for (int64_t b = 0; b < C; b += 2 * s) {
+        Scalar inBlock = e[1] >= int(b + s) && e[1] < int(b + 2 * s) && e[2] >= int(b) && e[2] < int(b + s);
+        out = select(inBlock, e[0], out);
+      }
+      return out;
+    });
+    // (X_s·N_s)·X_s: each register operand dies at its product, the shared ones are read once more.
+    Tile xHi = hi(x), xLo = lo(x, xHi);
+    Tile nHi = hi(ns);
+    Tile xsHi = k.share(xHi), xsLo = k.share(xLo);
+    Tile u = product(xHi, xLo, k.share(nHi), k.share(lo(ns, nHi))); // X_s·N_s
+    Tile uHi = hi(u);
+    Tile xt = product(uHi, lo(u, uHi), xsHi, xsLo); // X_s·N_s·X_s
+    x = k.map({x, xt}, DType::f32, [](const Scalars &e) { return e[0] - e[1]; });
+  }
+  return x;
+}
+
+} // namespace
+
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   c.validate();
   constexpr int64_t C = GdnForwardConfig::kChunk;
@@ -55,7 +100,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
              {t0, hv * C}, {eos, c.HV * C});
     Tile a = k->map({kk, k->broadcast(beta, {C, C}, {0, 1}), rows, cols}, DType::f32,
                     [](const Scalars &x) { return select(x[2] > x[3], x[0] * x[1], 0.0); });
-    Tile a0 = k->triInverse(a);
+    Tile a0 = invertOnTensorCores(*k, a, rows, cols);
     k->store(k->map({a0, gamma(), k->broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
                     [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }),
              aOut, {t0, hv * C}, {eos, c.HV * C});

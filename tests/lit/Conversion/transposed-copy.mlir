@@ -19,3 +19,24 @@ func.func @state_v_first(%h0: !qla.tensor<4096x64xf32>, %ht: !qla.tensor<4096x64
   qla.store %s, %ht[%row, %c0] {transpose} : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<4096x64xf32>
   return
 }
+
+// With scratch (qla-plan-smem gives a transposed store some when the tensor's rows come in 16-byte
+// pieces): barrier, every element written to scratch as the tensor's rows (2-byte stores), barrier, then
+// 16-byte pieces of those rows: 64 rows x 8 pieces = 512 pieces, four a thread, each one 16-byte load
+// from scratch and one 16-byte global store when inside the bounds and aligned.
+// CHECK-LABEL: func.func @output_through_scratch(
+// CHECK: nvvm.barrier0
+// CHECK: llvm.store %{{.*}}, %{{.*}} : bf16, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK-NOT: vector<8xbf16>, !llvm.ptr<1>
+// CHECK: return
+func.func @output_through_scratch(%o: !qla.tensor<?x512xbf16>)
+    attributes {qla.kernel, qla.grid = array<i64: 1, 1, 1>, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 9216 : i64} {
+  %c0 = arith.constant 0 : index
+  %c512 = arith.constant 512 : index
+  %eos = qla.block_id 0
+  %t = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  qla.store %t, %o[%c0, %c0] bounds[%eos, %c512] {transpose, qla.scratch_offset = 0 : i64} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<?x512xbf16>
+  return
+}

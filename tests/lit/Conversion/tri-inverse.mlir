@@ -39,3 +39,21 @@ func.func @columns(%A: !qla.tensor<24x24xf32>)
   qla.store %x, %A[%c0, %c0] : !qla.tile<24x24xf32, frag, #qla.strided<threads = 128>>, !qla.tensor<24x24xf32>
   return
 }
+
+// -----
+
+// With block = 16 only the diagonal blocks are substituted (one barrier after them, no block rows):
+// every thread gathers the elements of its own diagonal block (row / 16 == column / 16).
+// CHECK-LABEL: func.func @diagonal_blocks(
+// CHECK-COUNT-3: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
+// CHECK: arith.divui %{{.*}}, %{{.*}} : i32
+// CHECK: return
+func.func @diagonal_blocks(%A: !qla.tensor<64x64xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 33792 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<64x64xf32> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %x = qla.tri_inverse %a {block = 16 : i64, qla.scratch_offset = 0 : i64} : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  qla.store %x, %A[%c0, %c0] : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<64x64xf32>
+  return
+}

@@ -908,3 +908,11 @@ func.func @store_transposed_1d(%x: !qla.tile<64xf32, frag>, %t: !qla.tensor<128x
 
 // expected-error @+1 {{'qla.min_blocks_per_sm' must be an integer from 1 to 32 (blocks an SM)}}
 func.func @min_blocks_zero() attributes {qla.min_blocks_per_sm = 0 : i64} { return }
+
+// -----
+
+func.func @tri_inverse_block(%x: !qla.tile<64x64xf32, frag>) {
+  // expected-error @+1 {{'qla.tri_inverse' op block = 24 must be positive and divide the size 64}}
+  %y = qla.tri_inverse %x {block = 24 : i64} : !qla.tile<64x64xf32, frag>
+  return
+}

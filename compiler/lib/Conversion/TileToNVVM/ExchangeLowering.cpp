@@ -75,7 +75,10 @@ struct ExchangePattern : OpConversionPattern<OpT> {
     Location loc = op.getLoc();
     Value tid = threadIdx(rw, loc);
     spill(rw, loc, base, in, a.getOperands()[0], tid);
-    rw.replaceOp(op, lower(op, rw, loc, base, in, out, vt, tid));
+    Value result = lower(op, rw, loc, base, in, out, vt, tid);
+    if (!result)
+      return failure(); // lower() reported why
+    rw.replaceOp(op, result);
     return success();
   }
   virtual Value lower(OpT op, OpBuilder &b, Location loc, Value base, TileType in, TileType out, Type vt,
@@ -203,7 +206,7 @@ void substituteColumns(OpBuilder &b, Location loc, Value base, Value xBase, int6
 /// barriers between the steps. The dependent chain is 16 rows deep instead of n, every thread works,
 /// and shared-memory reads are a quarter of one per FMA.
 void invertBlocked(OpBuilder &b, Location loc, Value base, Value xBase, int64_t n, Type elt, Value tid,
-                   int64_t threads) {
+                   int64_t threads, bool diagonalOnly) {
   constexpr int64_t bs = 16;
   auto c32 = [&](OpBuilder &f, Location l, int64_t v) { return i32Const(f, l, v); };
   auto add = [](OpBuilder &f, Location l, Value x, Value y) { return f.create<arith::AddIOp>(l, x, y).getResult(); };
@@ -224,6 +227,8 @@ void invertBlocked(OpBuilder &b, Location loc, Value base, Value xBase, int64_t 
             return {};
           });
   blockBarrier(b, loc);
+  if (diagonalOnly)
+    return;
 
   // Block row r: strips of four columns (i, j..j+3) of the blocks (r, s < r), spread over the threads
   // in turn (columns fastest, so a warp reads few rows of A and whole 16-byte pieces of X and T).
@@ -306,14 +311,26 @@ struct TriInverseLowering : ExchangePattern<TriInverseOp> {
     FragLayout layout = *fragLayout(in);
     int64_t threads = layout.acc ? layout.acc->warpgroups * 128 : layout.threads;
     bool blocked = n % 16 == 0 && n >= 32 && elementBytes(elt) == 4 && threads >= n;
+    int64_t block = op.getBlock().value_or(n);
+    if (block != n && !(blocked && block == 16)) {
+      op.emitOpError() << "lowers diagonal blocks of 16 only (f32, size a multiple of 16 from 32, at least as "
+                          "many threads as rows), got block = "
+                       << block;
+      return {};
+    }
     if (blocked)
-      invertBlocked(b, loc, base, xBase, n, elt, tid, threads);
+      invertBlocked(b, loc, base, xBase, n, elt, tid, threads, block == 16);
     else {
       substituteColumns(b, loc, base, xBase, n, elt, tid);
       blockBarrier(b, loc);
     }
     return gather(b, loc, in, vt, tid, [&](OpBuilder &g, Location l, ArrayRef<Value> c) -> Value {
       Value lower = g.create<arith::CmpIOp>(l, arith::CmpIPredicate::uge, c[0], c[1]);
+      if (block != n) // and in the same diagonal block
+        lower = g.create<arith::AndIOp>(
+            l, lower,
+            g.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, g.create<arith::DivUIOp>(l, c[0], i32Const(g, l, block)),
+                                    g.create<arith::DivUIOp>(l, c[1], i32Const(g, l, block))));
       return guarded(g, l, lower, elt, [&](OpBuilder &t, Location tl) -> Value {
         Value idx = t.create<arith::AddIOp>(tl, t.create<arith::MulIOp>(tl, c[0], i32Const(t, tl, n)), c[1]);
         return t.create<LLVM::LoadOp>(tl, elt, scratchPtr(t, tl, xBase, idx, elt));

@@ -181,7 +181,8 @@ public:
   /// A register fragment written to shared memory (e.g. to be a gemm operand).
   Tile share(const Tile &t, Loc loc = Loc::current());
   /// (I + StrictLower(t))^-1 of a square fragment.
-  Tile triInverse(const Tile &t, Loc loc = Loc::current());
+  /// With `block` > 0, only the diagonal blocks of that size, each on its own (zero elsewhere).
+  Tile triInverse(const Tile &t, int64_t block = 0, Loc loc = Loc::current());
   /// Elementwise conversion of a fragment to another dtype.
   Tile cast(const Tile &t, DType to, Loc loc = Loc::current());
   /// Elements past the tensor's end or at or past `bounds` are not written.

@@ -265,5 +265,7 @@ LogicalResult TriInverseOp::verify() {
   auto t = getInput().getType();
   if (t.getRank() != 2 || t.getShape()[0] != t.getShape()[1] || !isa<FloatType>(t.getElementType()))
     return emitOpError() << "needs a square floating-point fragment, got " << shapeStr(t.getShape());
+  if (auto block = getBlock(); block && (*block <= 0 || t.getShape()[0] % *block != 0))
+    return emitOpError() << "block = " << *block << " must be positive and divide the size " << t.getShape()[0];
   return success();
 }

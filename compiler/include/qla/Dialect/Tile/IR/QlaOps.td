@@ -210,8 +210,11 @@ def Qla_TriInverseOp : Qla_Op<"tri_inverse", [Pure, SameOperandsAndResultType]> 
   let description = [{
     Entries of `A` on and above the diagonal are ignored. The result is unit lower-triangular with
     zeros above the diagonal. GDN's gate-free chunk inverse is this op on `diag(beta) K Kᵀ`.
+    With `block`, only the diagonal blocks of that size are inverted, each on its own: entries of `A`
+    outside them are ignored and the result is zero outside them (the start of a blocked inverse whose
+    merges, X ← X − X·(N·X), are gemms).
   }];
-  let arguments = (ins Qla_FragTile:$input);
+  let arguments = (ins Qla_FragTile:$input, OptionalAttr<I64Attr>:$block);
   let results = (outs Qla_FragTile:$result);
   let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
   let hasVerifier = 1;
