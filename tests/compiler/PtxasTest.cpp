@@ -133,3 +133,23 @@ TEST_CASE("minBlocksPerSM reaches the PTX as .minnctapersm and caps ptxas's regi
   auto kernel = buildGemm(parseGemmConfig("M=256,N=256,K=256"));
   CHECK_THROWS_WITH(kernel->minBlocksPerSM(0), Catch::Matchers::ContainsSubstring("minBlocksPerSM must be from 1 to 32"));
 }
+
+TEST_CASE("the GDN forward kernels assemble without serialised register-A wgmmas", "[ptx][ptxas]") {
+  if (!std::filesystem::exists(QLA_PTXAS))
+    SKIP("ptxas not found at " QLA_PTXAS);
+  // ptxas injects a warpgroup.arrive (C7519) before a wgmma whose registers were written after the
+  // last wgmma.fence: the lowering must pack register A operands before the fence.
+  auto config = qla::gdn::parseGdnForwardConfig("H=16,HV=32,K=128,V=128,initial_state=1,final_state=1");
+  qla::test::TempDir tmp;
+  for (auto &kernel : {qla::gdn::buildGdnChunkInverse(config), qla::gdn::buildGdnChunkForward(config)}) {
+    qla::dsl::CompiledPtx ptx = kernel->compile();
+    CHECK(ptx.ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {") != std::string::npos);
+    auto ptxPath = tmp.path() / "kernel.ptx";
+    std::ofstream(ptxPath) << ptx.ptx;
+    auto r = qla::test::runCommand(std::string(QLA_PTXAS) + " -arch=sm_90a -O3 -v " + ptxPath.string() + " -o " +
+                                   (tmp.path() / "kernel.cubin").string());
+    INFO(ptx.entry << ": ptxas output:\n" << r.output);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("C7519") == std::string::npos);
+  }
+}

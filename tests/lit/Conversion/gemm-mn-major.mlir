@@ -57,9 +57,12 @@ func.func @ones_acc() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>,
 
 // A from registers (a bf16 fragment spread like the accumulator): wgmma's register form through inline
 // PTX, one per 16-step of K (four for K = 64), each taking A's elements 8kk .. 8kk+7 as four 32-bit
-// registers and B by descriptor. A zero accumulator is scaled by zero on the first step only.
+// registers and B by descriptor. A zero accumulator is scaled by zero on the first step only. A's
+// registers are all packed before the fence (written after it, ptxas would serialise the wgmmas).
 // CHECK-LABEL: func.func @register_a(
+// CHECK-COUNT-16: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
 // CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: llvm.bitcast
 // CHECK: llvm.inline_asm has_side_effects {{.*}}"{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, $1,{{.*}}$31}, {$64, $65, $66, $67}, $68, p, 1, 1, 0;\0A}", "=f,{{.*}},0,1,{{.*}},31,r,r,r,r,l,r"
 // CHECK-COUNT-3: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CHECK-NOT: llvm.inline_asm

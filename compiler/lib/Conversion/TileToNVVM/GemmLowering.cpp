@@ -150,8 +150,14 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
 
     auto type = at.getElementType().isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     auto shape = NVVM::MMAShapeAttr::get(ctx, 64, n, 16);
-    rw.create<NVVM::WgmmaFenceAlignedOp>(loc);
     int64_t kSteps = kA / 16;
+    // A's registers are packed before the fence: registers written between the fence and a wgmma that
+    // reads them make ptxas inject a warpgroup.arrive before that wgmma (C7519), serialising them.
+    SmallVector<SmallVector<Value>> aRegs;
+    for (int64_t kk = 0; regA && kk < kSteps; ++kk)
+      for (int64_t mb = 0; mb < acc->mBlocks(); ++mb)
+        aRegs.push_back(registerABlock(rw, loc, a.getA(), at.getElementType(), *regA, mb, kk));
+    rw.create<NVVM::WgmmaFenceAlignedOp>(loc);
     for (int64_t kk = 0; kk < kSteps; ++kk) {
       int64_t kBytes = kk * 16 * eb;
       Value descB = mnB ? wgmmaDescriptor(rw, loc, gepBytes(rw, loc, a.getB(), i64Const(rw, loc, mnOffset(rowsB, 0, kk * 16))),
@@ -161,8 +167,8 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
                                           blockB);
       for (int64_t mb = 0; mb < acc->mBlocks(); ++mb) {
         if (regA) {
-          blocks[mb] = wgmmaRegisterA(rw, loc, blocks[mb], registerABlock(rw, loc, a.getA(), at.getElementType(), *regA, mb, kk),
-                                      descB, n, at.getElementType().isBF16(), !(zeroAcc && kk == 0), mnB);
+          blocks[mb] = wgmmaRegisterA(rw, loc, blocks[mb], aRegs[kk * acc->mBlocks() + mb], descB, n,
+                                      at.getElementType().isBF16(), !(zeroAcc && kk == 0), mnB);
           continue;
         }
         Value descA =
