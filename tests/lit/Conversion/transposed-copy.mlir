@@ -40,3 +40,23 @@ func.func @output_through_scratch(%o: !qla.tensor<?x512xbf16>)
   qla.store %t, %o[%c0, %c0] bounds[%eos, %c512] {transpose, qla.scratch_offset = 0 : i64} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<?x512xbf16>
   return
 }
+
+// A transposed copy into registers with scratch: barrier, 16-byte pieces of the tensor's rows (64 rows x
+// 16 pieces of four f32 = 1024 pieces, eight a thread: a loop, not eight copies) into scratch, barrier,
+// then every element read back transposed (32 scalar shared loads a thread).
+// CHECK-LABEL: func.func @state_through_scratch(
+// CHECK: nvvm.barrier0
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-32: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: return
+func.func @state_through_scratch(%h0: !qla.tensor<4096x64xf32>, %ht: !qla.tensor<4096x64xf32>)
+    attributes {qla.kernel, qla.grid = array<i64: 1, 1, 1>, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 17408 : i64} {
+  %row = qla.block_id 0
+  %c0 = arith.constant 0 : index
+  %s = qla.copy %h0[%row, %c0] {transpose, qla.scratch_offset = 0 : i64} : !qla.tensor<4096x64xf32> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  qla.store %s, %ht[%row, %c0] : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<4096x64xf32>
+  return
+}

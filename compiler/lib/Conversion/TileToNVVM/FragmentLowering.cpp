@@ -207,8 +207,80 @@ Value copyPairs(OpBuilder &b, Location loc, CopyOp op, CopyOp::Adaptor a, const 
   return ifOp.getResult(0);
 }
 
+/// A transposed box into registers through the op's scratch (qla-plan-smem places it): 16-byte pieces
+/// of the tensor's rows go there (one vector load when inside the bounds and aligned, else element by
+/// element, zero outside), then every thread reads its elements transposed.
+Value copyTransposedViaScratch(ConversionPatternRewriter &rw, Location loc, CopyOp op, CopyOp::Adaptor a,
+                               const FragLayout &layout, Type vt, int64_t scratchOffset) {
+  TileType tile = op.getType();
+  auto src = op.getSource().getType();
+  Type elt = tile.getElementType();
+  int64_t eb = elementBytes(elt), vec = 16 / eb;
+  int64_t rows = tile.getShape()[1], rowLen = tile.getShape()[0]; // the tensor's rows of the box
+  SmallVector<int64_t> strides = src.getEffectiveStrides();
+  Value tid = threadIdx(rw, loc);
+  Value base = smemAddress(rw, loc, scratchOffset);
+  Value off0 = toI32(rw, loc, a.getOffsets()[0]), off1 = toI32(rw, loc, a.getOffsets()[1]);
+  Value limit0 = extentLimit(rw, loc, src, a.getBounds(), 0), limit1 = extentLimit(rw, loc, src, a.getBounds(), 1);
+  Value aligned = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                           rw.create<arith::RemUIOp>(loc, off1, i32Const(rw, loc, vec)),
+                                           i32Const(rw, loc, 0));
+  auto below = [&](OpBuilder &b, Location l, Value x, Value limit) -> Value {
+    if (!limit)
+      return b.create<arith::ConstantIntOp>(l, b.getI1Type(), 1);
+    return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, limit);
+  };
+  auto ptrAt = [&](OpBuilder &b, Location l, Value row, Value col) {
+    Value linear = b.create<arith::AddIOp>(
+        l, b.create<arith::MulIOp>(l, b.create<arith::ExtSIOp>(l, b.getI64Type(), row), i64Const(b, l, strides[0])),
+        b.create<arith::ExtSIOp>(l, b.getI64Type(), col));
+    return b.create<LLVM::GEPOp>(l, a.getSource().getType(), elt, a.getSource(), ValueRange{linear}).getResult();
+  };
+  auto scratchAt = [&](OpBuilder &b, Location l, Value row, Value col) {
+    Value at = b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, row, i32Const(b, l, rowLen)), col);
+    return gepBytes(b, l, base,
+                    b.create<arith::MulIOp>(l, b.create<arith::ExtUIOp>(l, b.getI64Type(), at), i64Const(b, l, eb)));
+  };
+  auto pieceType = VectorType::get({vec}, elt);
+  blockBarrier(rw, loc);
+  forEachPiece(rw, loc, rows, rowLen / vec, vec, blockThreads(op), tid, [&](OpBuilder &b, Location l, Value r, Value c0) {
+    Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
+    Value rowInside = below(b, l, row, limit0);
+    Value lastCol = b.create<arith::AddIOp>(l, col, i32Const(b, l, vec - 1));
+    Value whole = b.create<arith::AndIOp>(l, b.create<arith::AndIOp>(l, rowInside, below(b, l, lastCol, limit1)),
+                                          aligned);
+    auto piece = b.create<scf::IfOp>(
+        l, whole,
+        [&](OpBuilder &t, Location tl) {
+          t.create<scf::YieldOp>(tl, ValueRange{t.create<LLVM::LoadOp>(tl, pieceType, ptrAt(t, tl, row, col), 16).getResult()});
+        },
+        [&](OpBuilder &t, Location tl) {
+          Value v = t.create<LLVM::UndefOp>(tl, pieceType);
+          for (int64_t i = 0; i < vec; ++i) {
+            Value ci = t.create<arith::AddIOp>(tl, col, i32Const(t, tl, i));
+            Value inside = t.create<arith::AndIOp>(tl, rowInside, below(t, tl, ci, limit1));
+            Value x = guarded(t, tl, inside, elt, [&](OpBuilder &g, Location gl) -> Value {
+              return g.create<LLVM::LoadOp>(gl, elt, ptrAt(g, gl, row, ci));
+            });
+            v = t.create<LLVM::InsertElementOp>(tl, v, x, i64Const(t, tl, i));
+          }
+          t.create<scf::YieldOp>(tl, v);
+        });
+    b.create<LLVM::StoreOp>(l, piece.getResult(0), scratchAt(b, l, r, c0), 16);
+  }, /*maxUnrolled=*/4);
+  blockBarrier(rw, loc);
+  Value vec0 = emptyVector(rw, loc, vt);
+  for (int64_t e = 0; e < layout.perThread(); ++e) {
+    SmallVector<Value> c = layout.coords(rw, loc, tid, e); // tile (i, j) = tensor row j, column i
+    auto read = [&, c](OpBuilder &b, Location l) -> Value { return b.create<LLVM::LoadOp>(l, elt, scratchAt(b, l, c[1], c[0])); };
+    Value v = layout.exists(rw, loc, tid, e) ? guarded(rw, loc, layout.exists(rw, loc, tid, e), elt, read) : read(rw, loc);
+    vec0 = insert(rw, loc, vec0, v, e);
+  }
+  return vec0;
+}
+
 /// A box of a global tensor into registers, zero outside the bounds: column pairs (copyPairs) when the
-/// layout allows, else element by element.
+/// layout allows, transposed through scratch when qla-plan-smem gave the op some, else element by element.
 struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(CopyOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
@@ -221,6 +293,10 @@ struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
     if (failed(requireStaticStrides(op, op.getSource().getType())))
       return failure();
     Location loc = op.getLoc();
+    if (auto scratch = op->getAttrOfType<IntegerAttr>(kScratchOffsetAttr)) {
+      rw.replaceOp(op, copyTransposedViaScratch(rw, loc, op, a, *layout, vt, scratch.getInt()));
+      return success();
+    }
     Type elt = op.getType().getElementType();
     Value tid = threadIdx(rw, loc);
     auto elementwise = [&](OpBuilder &b, Location l) {
@@ -317,7 +393,7 @@ void storeTransposedViaScratch(ConversionPatternRewriter &rw, Location loc, Stor
           }
           t.create<scf::YieldOp>(tl);
         });
-  });
+  }, /*maxUnrolled=*/4);
 }
 
 /// A fragment into a global tensor, element by element, skipping what is outside the bounds (transposed:

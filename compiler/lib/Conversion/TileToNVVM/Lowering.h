@@ -81,8 +81,10 @@ Value extentLimit(OpBuilder &b, Location loc, qla::TensorType t, ValueRange boun
 Value guarded(OpBuilder &b, Location loc, Value cond, Type type, function_ref<Value(OpBuilder &, Location)> then);
 /// Calls `body(b, l, r, c0)` for each 16-byte piece of a [rows][pieces · vec] tile that this thread
 /// handles: round-robin over `threads`, piece `r`, `c0` the row and first column inside the tile.
+/// Unrolled up to `maxUnrolled` pieces a thread (all loads in flight at once), else an scf.for.
 void forEachPiece(ConversionPatternRewriter &rw, Location loc, int64_t rows, int64_t pieces, int64_t vec,
-                  int64_t threads, Value tid, function_ref<void(OpBuilder &, Location, Value, Value)> body);
+                  int64_t threads, Value tid, function_ref<void(OpBuilder &, Location, Value, Value)> body,
+                  int64_t maxUnrolled = 1 << 30);
 
 void populateFragmentPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateSharedPatterns(const TypeConverter &converter, RewritePatternSet &patterns);

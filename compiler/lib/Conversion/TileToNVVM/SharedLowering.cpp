@@ -7,8 +7,22 @@
 namespace qla::lowering {
 
 void forEachPiece(ConversionPatternRewriter &rw, Location loc, int64_t rows, int64_t pieces, int64_t vec,
-                  int64_t threads, Value tid, function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+                  int64_t threads, Value tid, function_ref<void(OpBuilder &, Location, Value, Value)> body,
+                  int64_t maxUnrolled) {
   int64_t total = rows * pieces;
+  if (total % threads == 0 && total / threads > maxUnrolled) {
+    // Many rounds: a loop, not that many copies of the body.
+    rw.create<scf::ForOp>(loc, i32Const(rw, loc, 0), i32Const(rw, loc, total), i32Const(rw, loc, threads), ValueRange{},
+                          [&](OpBuilder &b, Location l, Value base, ValueRange) {
+                            Value lin = b.create<arith::AddIOp>(l, base, tid);
+                            Value r = b.create<arith::DivUIOp>(l, lin, i32Const(b, l, pieces));
+                            Value c0 = b.create<arith::MulIOp>(
+                                l, b.create<arith::RemUIOp>(l, lin, i32Const(b, l, pieces)), i32Const(b, l, vec));
+                            body(b, l, r, c0);
+                            b.create<scf::YieldOp>(l);
+                          });
+    return;
+  }
   for (int64_t e = 0; e * threads < total; ++e) {
     Value lin = rw.create<arith::AddIOp>(loc, i32Const(rw, loc, e * threads), tid);
     Value exists = (e + 1) * threads <= total

@@ -16,8 +16,17 @@ using namespace qla;
 
 namespace {
 
+/// Whether a transposed box of `tile` in `tensor` moves as 16-byte pieces of the tensor's rows.
+bool transposedInPieces(TileType tile, qla::TensorType tensor) {
+  SmallVector<int64_t> strides = tensor.getEffectiveStrides();
+  int64_t eb = elementBytes(tile.getElementType());
+  return tile.getRank() == 2 && eb <= 8 && (tile.getShape()[0] * eb) % 16 == 0 && strides.size() == 2 &&
+         strides[1] == 1 && !ShapedType::isDynamic(strides[0]) && (strides[0] * eb) % 16 == 0;
+}
+
 /// Shared memory an op exchanges its fragment through (broadcast, reduce, cumsum, tri_inverse), or
-/// stages it in (a transposed store whose tensor rows come in 16-byte pieces: see the lowering).
+/// stages it in (a transposed store or copy into registers whose tensor rows come in 16-byte pieces:
+/// see the lowering).
 int64_t exchangeScratchBytes(Operation *op) {
   auto bytes = [](Value v) { return cast<TileType>(v.getType()).getNumElements() * 4; };
   if (isa<BroadcastOp, ReduceOp, CumsumOp>(op))
@@ -26,11 +35,11 @@ int64_t exchangeScratchBytes(Operation *op) {
     return 2 * bytes(op->getOperand(0));
   if (auto store = dyn_cast<StoreOp>(op); store && store.getTranspose()) {
     auto tile = cast<TileType>(store.getValue().getType());
-    SmallVector<int64_t> strides = store.getDest().getType().getEffectiveStrides();
-    int64_t eb = elementBytes(tile.getElementType());
-    bool pieces = tile.getRank() == 2 && eb <= 8 && (tile.getShape()[0] * eb) % 16 == 0 && strides.size() == 2 &&
-                  strides[1] == 1 && !ShapedType::isDynamic(strides[0]) && (strides[0] * eb) % 16 == 0;
-    return pieces ? tile.getNumElements() * eb : 0;
+    return transposedInPieces(tile, store.getDest().getType()) ? tile.getNumElements() * elementBytes(tile.getElementType()) : 0;
+  }
+  if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getTranspose() && copy.getType().isFragment()) {
+    TileType tile = copy.getType();
+    return transposedInPieces(tile, copy.getSource().getType()) ? tile.getNumElements() * elementBytes(tile.getElementType()) : 0;
   }
   return 0;
 }
