@@ -36,15 +36,16 @@ Tile invertOnTensorCores(dsl::Kernel &k, const Tile &n, const Tile &rows, const 
     r = k.gemm(aHi, bLo, r, {});
     return k.gemm(aLo, bHi, r, {});
   };
-  Tile x = k.triInverse(n, 16);
-  for (int64_t s = 16; s < C; s *= 2) {
-    // N_s: rows and columns in the same 2s-block, in different s-blocks (then the row's is the lower).
-    Tile ns = k.map({n, rows, cols}, DType::f32, [s](const Scalars &e) {
-      Scalar out = 0.0; // kept: row in the lower s-block of a 2s-block, column in the upper one
-      for (int64_t b = 0; b < C; b += 2 * s) {
-        Scalar inBlock = e[1] >= int(b + s) && e[1] < int(b + 2 * s) && e[2] >= int(b) && e[2] < int(b + s);
-        out = select(inBlock, e[0], out);
-      }
+  // The merges for s = 16 and 32 as a loop of two (one copy of the code: compile time).
+  Tiles merged = k.loop(0, 2, 1, 1, {k.triInverse(n, 16)}, [&](Index level, const Tiles &carried) {
+    const Tile &x = carried[0];
+    Scalar s = k.scalar(level * 16 + 16);
+    // N_s: the row in the lower s-block of a 2s-block, the column in the upper one.
+    // The 2s-blocks start at 0 and 32 for s = 16; for s = 32 the one at 32 is empty.
+    Tile ns = k.map({n, rows, cols}, DType::f32, [&](const Scalars &e) {
+      Scalar out = 0.0;
+      for (int b : {0, 32})
+        out = select(e[1] >= b + s && e[1] < b + s + s && e[2] >= b && e[2] < b + s, e[0], out);
       return out;
     });
     // (X_s·N_s)·X_s: each register operand dies at its product, the shared ones are read once more.
@@ -54,9 +55,9 @@ Tile invertOnTensorCores(dsl::Kernel &k, const Tile &n, const Tile &rows, const 
     Tile u = product(xHi, xLo, k.share(nHi), k.share(lo(ns, nHi))); // X_s·N_s
     Tile uHi = hi(u);
     Tile xt = product(uHi, lo(u, uHi), xsHi, xsLo); // X_s·N_s·X_s
-    x = k.map({x, xt}, DType::f32, [](const Scalars &e) { return e[0] - e[1]; });
-  }
-  return x;
+    return Tiles{k.map({x, xt}, DType::f32, [](const Scalars &e) { return e[0] - e[1]; })};
+  });
+  return merged[0];
 }
 
 } // namespace
