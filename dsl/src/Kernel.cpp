@@ -46,6 +46,7 @@ Kernel::Kernel(std::string name, Loc loc) : name_(std::move(name)), impl_(std::m
   impl_->builder.setInsertionPointToEnd(entry);
   impl_->builder.create<func::ReturnOp>(impl_->loc(loc));
   impl_->builder.setInsertionPoint(entry->getTerminator());
+  impl_->builder.setListener(&impl_->roleTagger);
 }
 
 Kernel::~Kernel() = default;
@@ -122,6 +123,47 @@ void Kernel::threads(int64_t n, Loc loc) {
     throw Error(fmt::format("{}: kernel '{}': threads must be a multiple of 128 up to 1024, got {}", where(loc),
                             name_, n));
   impl_->func->setAttr(QlaDialect::kBlockAttr, impl_->builder.getDenseI64ArrayAttr({n, 1, 1}));
+}
+
+void Kernel::roles(const std::vector<Role> &roles, Loc loc) {
+  if (roles.empty())
+    throw Error(fmt::format("{}: kernel '{}': roles needs at least one role", where(loc), name_));
+  SmallVector<Attribute> attrs;
+  int64_t warpgroups = 0;
+  std::string why;
+  ScopedDiagnosticHandler capture(&impl_->ctx, [&](Diagnostic &d) {
+    why = d.str();
+    return success();
+  });
+  for (const Role &r : roles) {
+    auto emit = [&] { return mlir::emitError(impl_->loc(loc)); };
+    if (failed(RoleAttr::verify(emit, impl_->builder.getStringAttr(r.name), r.warpgroups, r.registers, r.producer)))
+      throw Error(fmt::format("{}: kernel '{}': role '{}' is invalid: {}", where(loc), name_, r.name, why));
+    attrs.push_back(RoleAttr::get(&impl_->ctx, impl_->builder.getStringAttr(r.name), r.warpgroups, r.registers,
+                                  r.producer));
+    warpgroups += r.warpgroups;
+  }
+  threads(warpgroups * 128, loc);
+  impl_->func->setAttr(QlaDialect::kRolesAttr, impl_->builder.getArrayAttr(attrs));
+  if (failed(verify(impl_->func)))
+    throw Error(fmt::format("{}: kernel '{}': the roles do not verify: {}", where(loc), name_, why));
+}
+
+void Kernel::inRole(const std::string &name, const std::function<void()> &body, Loc loc) {
+  auto roles = impl_->func->getAttrOfType<ArrayAttr>(QlaDialect::kRolesAttr);
+  bool known = roles && llvm::any_of(roles.getAsRange<RoleAttr>(), [&](RoleAttr r) { return r.getName() == name; });
+  if (!known)
+    throw Error(fmt::format("{}: kernel '{}': inRole('{}'): no such role (declare it with roles() first)", where(loc),
+                            name_, name));
+  mlir::StringAttr outer = impl_->roleTagger.role;
+  impl_->roleTagger.role = impl_->builder.getStringAttr(name);
+  try {
+    body();
+  } catch (...) {
+    impl_->roleTagger.role = outer;
+    throw;
+  }
+  impl_->roleTagger.role = outer;
 }
 
 void Kernel::minBlocksPerSM(int64_t n, Loc loc) {

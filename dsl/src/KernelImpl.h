@@ -3,6 +3,7 @@
 #define QLA_DSL_KERNELIMPL_H
 
 #include "qla/dsl/Kernel.h"
+#include "qla/Dialect/Tile/IR/QlaDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -47,11 +48,23 @@ inline mlir::Value val(void *p) { return mlir::Value::getFromOpaquePointer(p); }
 inline void *ptr(mlir::Value v) { return v.getAsOpaquePointer(); }
 
 
+/// Tags every op the DSL creates (outside qla.map bodies) with the role being built, if any.
+struct RoleTagger : mlir::OpBuilder::Listener {
+  mlir::StringAttr role;
+  void notifyOperationInserted(mlir::Operation *op, mlir::OpBuilder::InsertPoint) override {
+    bool tileWork = mlir::isa<qla::StoreOp>(op) ||
+                    llvm::any_of(op->getResultTypes(), [](mlir::Type t) { return mlir::isa<qla::TileType>(t); });
+    if (role && tileWork && !mlir::isa<qla::MapOp>(op->getParentOp()))
+      op->setAttr(qla::QlaDialect::kRoleAttr, role);
+  }
+};
+
 struct Kernel::Impl {
   mlir::MLIRContext ctx;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   mlir::func::FuncOp func;
   mlir::OpBuilder builder{&ctx};
+  RoleTagger roleTagger;
 
   mlir::Location loc(const Loc &l) {
     return mlir::FileLineColLoc::get(&ctx, l.file_name(), l.line(), l.column());

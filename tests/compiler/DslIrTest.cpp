@@ -1,7 +1,10 @@
 // DSL -> tile IR: the GEMM program builds the ops and attributes the compiler expects.
 #include "gemm/Gemm.h"
 
+#include "qla/dsl/Kernel.h"
+
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <string>
 
@@ -79,4 +82,38 @@ TEST_CASE("parseGemmConfig reads settings over the defaults", "[dsl]") {
   CHECK(c.BK == 64);
   CHECK(c.stages == 3);
   CHECK(c.str() == "M=4096,N=2048,K=1024,BM=128,BN=128,BK=64,stages=3");
+}
+
+TEST_CASE("roles: the kernel declares them, inRole tags what it builds, the compiler refuses to lower them yet",
+          "[dsl][roles]") {
+  using qla::dsl::DType;
+  qla::dsl::Kernel k("roles_demo");
+  auto a = k.tensor("a", {4096, 64}, DType::bf16);
+  auto o = k.tensor("o", {4096, 64}, DType::f32);
+  k.roles({{"loads", 1, 40, true}, {"math", 2, 232}});
+  k.grid(1);
+  qla::dsl::Tile t = k.copy(a, {0, 0}, {64, 64});
+  k.inRole("math", [&] {
+    qla::dsl::Tile r = k.gemm(t, t, k.fill({64, 64}, DType::f32, 0.0), {.b = true});
+    k.store(k.map({r}, DType::f32, [](const qla::dsl::Scalars &e) { return e[0] * 2.0; }), o, {0, 0});
+  });
+  std::string ir = k.ir();
+  INFO(ir);
+  // Three warpgroups: the block is set from the roles.
+  CHECK(ir.find("qla.block = array<i64: 384, 1, 1>") != std::string::npos);
+  CHECK(ir.find("#qla.role<\"loads\", warpgroups = 1, registers = 40, producer = true>") != std::string::npos);
+  CHECK(ir.find("#qla.role<\"math\", warpgroups = 2, registers = 232>") != std::string::npos);
+  // fill, gemm, map and store are in "math" (the map's body is not tagged); the copy has no role yet.
+  CHECK(count(ir, "qla.role = \"math\"") == 4);
+  CHECK(count(ir, "qla.role = \"loads\"") == 0);
+  CHECK_THROWS_WITH(k.inRole("nope", [] {}), Catch::Matchers::ContainsSubstring("inRole('nope'): no such role"));
+  CHECK_THROWS_WITH(k.compile(), Catch::Matchers::ContainsSubstring("warp-specialized kernels (qla.roles) are not "
+                                                                    "lowered yet"));
+  qla::dsl::Kernel bad("bad_roles");
+  CHECK_THROWS_WITH(bad.roles({{"x", 1, 100}}),
+                    Catch::Matchers::ContainsSubstring("role 'x' is invalid: role 'x': registers must be 0 (no "
+                                                       "budget) or a multiple of 8 from 24 to 256 (setmaxnreg), got 100"));
+  CHECK_THROWS_WITH(bad.roles({{"x", 2, 232}, {"y", 1, 232}}),
+                    Catch::Matchers::ContainsSubstring("the roles do not verify: the roles' register budgets need "
+                                                       "89088 registers"));
 }

@@ -42,6 +42,7 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createQlaPipeline());
+  pm.addPass(createQlaAssignRoles());
   pm.addPass(createQlaAssignLayouts());
   pm.addPass(createQlaOverlapGemms());
   pm.addPass(createQlaPlanSmem(QlaPlanSmemOptions{options.smemBudgetBytes}));

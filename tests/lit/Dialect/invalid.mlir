@@ -916,3 +916,35 @@ func.func @tri_inverse_block(%x: !qla.tile<64x64xf32, frag>) {
   %y = qla.tri_inverse %x {block = 24 : i64} : !qla.tile<64x64xf32, frag>
   return
 }
+
+// -----
+
+// expected-error @+1 {{role 'a' is declared twice}}
+func.func @roles_twice() attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>,
+    qla.roles = [#qla.role<"a", warpgroups = 1>, #qla.role<"a", warpgroups = 1>]} { return }
+
+// -----
+
+// expected-error @+1 {{the roles have 2 warpgroups (256 threads), the block 384}}
+func.func @roles_threads() attributes {qla.kernel, qla.block = array<i64: 384, 1, 1>,
+    qla.roles = [#qla.role<"a", warpgroups = 1>, #qla.role<"b", warpgroups = 1>]} { return }
+
+// -----
+
+// expected-error @+1 {{the roles' register budgets need 89088 registers, more than an SM's 65536}}
+func.func @roles_registers() attributes {qla.kernel, qla.block = array<i64: 384, 1, 1>,
+    qla.roles = [#qla.role<"a", warpgroups = 2, registers = 232>, #qla.role<"b", warpgroups = 1, registers = 232>]} { return }
+
+// -----
+
+// expected-error @+1 {{registers must be 0 (no budget) or a multiple of 8 from 24 to 256 (setmaxnreg), got 100}}
+func.func @role_registers() attributes {qla.roles = [#qla.role<"a", warpgroups = 1, registers = 100>]} { return }
+
+// -----
+
+func.func @role_unknown() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>,
+    qla.roles = [#qla.role<"a", warpgroups = 1>]} {
+  // expected-error @+1 {{role 'b' is not among the kernel's qla.roles}}
+  %z = qla.fill 0.0 : f32 {qla.role = "b"} : !qla.tile<64x64xf32, frag>
+  return
+}

@@ -213,6 +213,11 @@ struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
     for (auto kernel : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
         continue;
+      if (kernel->hasAttr(QlaDialect::kRolesAttr)) {
+        kernel.emitError() << "warp-specialized kernels (qla.roles) are not lowered yet: qla-assign-roles gives "
+                              "every op its role, the qla-warp-specialize pass that builds the schedule is to come";
+        return signalPassFailure();
+      }
       lowerRemainingLoops(kernel);
       markCopyRuns(kernel);
       SmallVector<Attribute> params;

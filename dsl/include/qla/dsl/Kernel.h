@@ -151,6 +151,18 @@ public:
   /// Asks that `n` blocks fit on one SM at once: ptxas caps the registers a thread to make room
   /// (spilling if it must). For latency-bound kernels that need more blocks in flight.
   void minBlocksPerSM(int64_t n, Loc loc = Loc::current());
+  /// Warp specialization: the kernel's roles, in warpgroup order (this sets threads()). A role's
+  /// `registers` is its setmaxnreg budget (0: none); a `producer` role issues the loads.
+  struct Role {
+    std::string name;
+    int64_t warpgroups = 1;
+    int64_t registers = 0;
+    bool producer = false;
+  };
+  void roles(const std::vector<Role> &roles, Loc loc = Loc::current());
+  /// Ops built inside `body` run in role `name` (qla.role); ops built outside any role get one from
+  /// qla-assign-roles.
+  void inRole(const std::string &name, const std::function<void()> &body, Loc loc = Loc::current());
 
   Index blockId(int dim, Loc loc = Loc::current());
   /// A box of `src` into shared memory. Elements past the tensor's end, or at or past `bounds`

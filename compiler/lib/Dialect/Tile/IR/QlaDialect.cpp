@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -74,6 +75,19 @@ int64_t qla::kernelThreads(Operation *kernel) {
 LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bytes, bool) {
   if (bytes != 0 && bytes != 32 && bytes != 64 && bytes != 128)
     return emitError() << "swizzle must be 0, 32, 64 or 128 bytes, got " << bytes;
+  return success();
+}
+
+LogicalResult RoleAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringAttr name, int64_t warpgroups,
+                               int64_t registers, bool) {
+  if (!name || name.getValue().empty())
+    return emitError() << "a role needs a name";
+  if (warpgroups < 1)
+    return emitError() << "role '" << name.getValue() << "' needs at least one warpgroup, got " << warpgroups;
+  if (registers != 0 && (registers < 24 || registers > 256 || registers % 8 != 0))
+    return emitError() << "role '" << name.getValue()
+                       << "': registers must be 0 (no budget) or a multiple of 8 from 24 to 256 (setmaxnreg), got "
+                       << registers;
   return success();
 }
 
@@ -299,6 +313,40 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
       return op->emitError() << "block must be a whole number of warpgroups (128 threads), got "
                              << kernelThreads(op);
     return success();
+  }
+  if (name == kRolesAttr) {
+    auto roles = dyn_cast<ArrayAttr>(attr.getValue());
+    if (failed(requireFunc()) || !roles || roles.empty() ||
+        !llvm::all_of(roles, [](Attribute a) { return isa<RoleAttr>(a); }))
+      return op->emitError() << "'" << name << "' must be a non-empty array of #qla.role on a func.func kernel";
+    llvm::StringSet<> names;
+    int64_t warpgroups = 0, registers = 0;
+    bool budgeted = true;
+    for (auto role : roles.getAsRange<RoleAttr>()) {
+      if (!names.insert(role.getName().getValue()).second)
+        return op->emitError() << "role '" << role.getName().getValue() << "' is declared twice";
+      warpgroups += role.getWarpgroups();
+      registers += role.getWarpgroups() * 128 * role.getRegisters();
+      budgeted &= role.getRegisters() != 0;
+    }
+    if (int64_t threads = kernelThreads(op); threads && threads != warpgroups * 128)
+      return op->emitError() << "the roles have " << warpgroups << " warpgroups (" << warpgroups * 128
+                             << " threads), the block " << threads;
+    if (budgeted && registers > 65536)
+      return op->emitError() << "the roles' register budgets need " << registers
+                             << " registers, more than an SM's 65536";
+    return success();
+  }
+  if (name == kRoleAttr) {
+    auto role = dyn_cast<StringAttr>(attr.getValue());
+    auto kernel = op->getParentOfType<func::FuncOp>();
+    auto roles = kernel ? kernel->getAttrOfType<ArrayAttr>(kRolesAttr) : ArrayAttr();
+    if (!role || !roles)
+      return op->emitError() << "'" << name << "' must name a role of the enclosing kernel's qla.roles";
+    for (auto r : roles.getAsRange<RoleAttr>())
+      if (r.getName() == role)
+        return success();
+    return op->emitError() << "role '" << role.getValue() << "' is not among the kernel's qla.roles";
   }
   if (name == kMinBlocksAttr) {
     auto n = dyn_cast<IntegerAttr>(attr.getValue());

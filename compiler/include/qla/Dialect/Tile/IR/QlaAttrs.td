@@ -35,6 +35,21 @@ def Qla_StridedLayoutAttr : Qla_Attr<"StridedLayout", "strided"> {
   let assemblyFormat = "`<` `threads` `=` $threads `>`";
 }
 
+def Qla_RoleAttr : Qla_Attr<"Role", "role"> {
+  let summary = "a named group of warpgroups of a warp-specialized kernel, with its register budget";
+  let description = [{
+    A kernel lists its roles in `qla.roles`, in warpgroup order: the first role's warpgroups come
+    first. `registers` is the per-thread budget `setmaxnreg` gives the role (0: none); a `producer`
+    role issues the loads. Ops carry the role that runs them in `qla.role` (the role's name).
+  }];
+  let parameters = (ins "::mlir::StringAttr":$name, "int64_t":$warpgroups,
+                        DefaultValuedParameter<"int64_t", "0">:$registers,
+                        DefaultValuedParameter<"bool", "false">:$producer);
+  let assemblyFormat = "`<` $name `,` `warpgroups` `=` $warpgroups (`,` `registers` `=` $registers^)? "
+                       "(`,` `producer` `=` $producer^)? `>`";
+  let genVerifyDecl = 1;
+}
+
 def Qla_WgmmaAccLayoutAttr : Qla_Attr<"WgmmaAccLayout", "wgmma_acc"> {
   let summary = "a fragment distributed like wgmma accumulators: rows split across warpgroups in blocks of 64";
   let parameters = (ins "int64_t":$warpgroups);

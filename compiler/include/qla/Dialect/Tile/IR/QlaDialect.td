@@ -24,6 +24,10 @@ def Qla_Dialect : Dialect {
     static constexpr llvm::StringLiteral kSmemAttr = "qla.smem_bytes";
     /// Blocks the kernel must fit on one SM at once: caps its registers (PTX .minnctapersm).
     static constexpr llvm::StringLiteral kMinBlocksAttr = "qla.min_blocks_per_sm";
+    /// A warp-specialized kernel's roles (an array of #qla.role, in warpgroup order), and on an op
+    /// the name of the role that runs it.
+    static constexpr llvm::StringLiteral kRolesAttr = "qla.roles";
+    static constexpr llvm::StringLiteral kRoleAttr = "qla.role";
     /// On the module after lowering: each kernel's parameters and launch shape.
     static constexpr llvm::StringLiteral kAbiAttr = "qla.abi";
   private:

@@ -21,6 +21,20 @@ def QlaPipeline : Pass<"qla-pipeline", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def QlaAssignRoles : Pass<"qla-assign-roles", "::mlir::ModuleOp"> {
+  let summary = "Give every op of a warp-specialized kernel (qla.roles) the role that runs it";
+  let description = [{
+    In a kernel with `qla.roles`, ops the author placed in a role keep it. Copies into shared memory
+    (and TMA loads) go to the first `producer` role. Every other op that does tile work (a tile
+    result, a store) takes the role of its first reader that has one (it feeds that role), else of
+    an operand (it consumes that role's values), repeated until nothing changes; what remains runs in
+    the first role that is not a producer. Index and scalar arithmetic, loops and terminators get no
+    role: every role computes what it needs of them. A remark per loop counts each role's ops and the
+    values that cross roles (the channels of a warp-specialized schedule). Kernels without roles are
+    left alone.
+  }];
+}
+
 def QlaOverlapGemms : Pass<"qla-overlap-gemms", "::mlir::ModuleOp"> {
   let summary = "Keep independent gemms in flight together: one wgmma wait before the first reader";
   let description = [{
