@@ -114,3 +114,22 @@ TEST_CASE("gdn forward with states stored [V][K] (state_v_first) on the interpre
   INFO("K = " << K << ", V = " << V);
   run(p, GdnGateKind::mixedDecay);
 }
+
+TEST_CASE("gdn forward on the interpreter: pipelined copies read past each sequence's end, masked out",
+          "[gdn][interpreter]") {
+  // With stages >= 2 the chunk copies of q, k, v, a and aqk have no sequence bound: a partial last
+  // chunk reads the next sequence's rows. Varlen with short, partial and long sequences, mixed decay.
+  GdnProblem p = problem(1, 0, 2, 4, 64, 64);
+  p.cuSeqlens = {0, 1, 64, 129, 200, 263, 400};
+  p.T = 400;
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs ref = gdnRecurrentReference(p, in);
+  GdnOutputs piped = interpretGdnForward(p, in, 2), plain = interpretGdnForward(p, in, 1);
+  double eo = relL2(piped.o, ref.o), es = relL2(piped.finalState, ref.finalState);
+  INFO("rel L2: o " << eo << ", final state " << es);
+  CHECK(eo <= 5e-3);
+  CHECK(es <= 5e-3);
+  // The next sequence's rows change nothing: the same numbers as the bounded copies.
+  CHECK(relL2(piped.o, plain.o) == 0.0);
+  CHECK(relL2(piped.finalState, plain.finalState) == 0.0);
+}

@@ -65,17 +65,20 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   };
   auto zeros = [&](int64_t rows, int64_t cols) { return k->fill({rows, cols}, DType::f32, 0.0); };
 
-  Tiles last = k->loop(0, (eos - bos + (C - 1)) / C, 1, 1, {state}, [&](Index chunk, const Tiles &carried) {
+  // Pipelined copies read whole chunks: past the sequence end they read the next sequence (or zeros
+  // past the tensor's end), which the masks below keep out of this sequence's results.
+  auto bounded = [&](std::vector<Index> bounds) { return c.stages > 1 ? std::vector<Index>{} : bounds; };
+  Tiles last = k->loop(0, (eos - bos + (C - 1)) / C, 1, c.stages, {state}, [&](Index chunk, const Tiles &carried) {
     const Tile &Ht = carried[0];
     Index t0 = bos + chunk * C;
     // Loads into registers first, so their latency overlaps the copies (which wait once).
     Tile gRow = k->loadTransposed(gcum, {t0, hv}, {1, C}, {eos, c.HV});
     Scalar gLast = k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv});
-    Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
-    Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK);
-    Tile ag = k->copy(aIn, {t0, hv * C}, {C, C}, {eos, c.HV * C});
-    Tile p = k->copy(aqkIn, {t0, hv * C}, {C, C}, {eos, c.HV * C});
-    Tile vc = k->copy(v, {t0, vcol}, {C, BV}, {eos, c.HV * V});
+    Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, bounded({eos, c.H * K}), c.l2normQK);
+    Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, bounded({eos, c.H * K}), c.l2normQK);
+    Tile ag = k->copy(aIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
+    Tile p = k->copy(aqkIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
+    Tile vc = k->copy(v, {t0, vcol}, {C, BV}, bounded({eos, c.HV * V}));
     Tile cols = k->iota({BV, C}, 1);
     Scalar valid = k->scalar(eos - t0); // tokens of this chunk inside the sequence
     auto gCols = [&] { return k->broadcast(gRow, {BV, C}, {0, 1}); };

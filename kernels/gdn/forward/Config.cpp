@@ -21,6 +21,8 @@ void GdnForwardConfig::validate() const {
     throw fail(fmt::format("precise = {} is not supported (0: bf16 operands, 1: Y and Vn as bf16 hi + lo, 2: also "
                            "the state H)",
                            precise));
+  if (stages < 1 || stages > 4)
+    throw fail(fmt::format("stages = {} is not supported (1: plain copies, 2 to 4: TMA rings)", stages));
   if (inverseBlocksPerSM < 0 || inverseBlocksPerSM > 16)
     throw fail(fmt::format("inverse_blocks_per_sm = {} is not supported (0: no cap, or 1 to 16)", inverseBlocksPerSM));
   if (!std::isfinite(scale))
@@ -39,7 +41,7 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"l2norm", flag(c.l2normQK)}, {"initial_state", flag(c.initialState)},
                           {"final_state", flag(c.finalState)}, {"state_v_first", flag(c.stateVFirst)},
                           {"BV", field(c.BV)}, {"precise", field(c.precise)},
-                          {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)}});
+                          {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)}, {"stages", field(c.stages)}});
   c.validate();
   return c;
 }

@@ -39,6 +39,11 @@ struct GdnForwardConfig {
   // Blocks of gdn_chunk_inverse an SM must hold at once (caps its registers; 0: no cap). It is
   // latency-bound, so more blocks in flight can pay for a few spills.
   int64_t inverseBlocksPerSM = 3;
+  // gdn_chunk_forward's loads of q, k, v, a and aqk: 1 copies them each chunk (bounded at the sequence
+  // end); 2 or more pipelines them through TMA rings of that many chunks (qla-pipeline), reading
+  // past the sequence end into the next one (those rows are masked out: an inf or NaN there would
+  // still reach this sequence's chunk). Not yet measured on the GPU.
+  int64_t stages = 1;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

@@ -38,9 +38,10 @@ GdnForwardConfig forwardConfigFor(const GdnProblem &p) {
   return c;
 }
 
-GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in) {
+GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, int64_t stages) {
   validateGdn(p, in, "gdn forward (interpreter)");
   GdnForwardConfig c = forwardConfigFor(p);
+  c.stages = stages;
   GdnForwardKernels kernels = buildGdnForward(c);
   const int64_t T = p.B * p.T, N = p.numSequences(), C = GdnForwardConfig::kChunk;
   HostTensor cu{{N + 1}, {}};

@@ -11,7 +11,8 @@ GdnForwardConfig forwardConfigFor(const GdnProblem &problem);
 
 /// Packs the inputs (q, k, v rounded to bf16), runs gdn_cumsum, gdn_chunk_inverse and
 /// gdn_chunk_forward on the interpreter and unpacks o and the final state.
-GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs);
+/// `stages` >= 2 builds gdn_chunk_forward with pipelined, unbounded copies (GdnForwardConfig::stages).
+GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs, int64_t stages = 1);
 
 } // namespace qla::gdn
 

@@ -269,3 +269,48 @@ func.func @no_copies(%C: !qla.tensor<64x64xf32>, %n: index) attributes {qla.kern
   qla.store %acc, %C[%c0, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<64x64xf32>
   return
 }
+
+// -----
+
+// A body that reads a gemm result elementwise (a recurrence, not a K loop): its gemms stay synchronous
+// (qla-overlap-gemms places their waits later), and at the end of each iteration every gemm is waited
+// for, each warpgroup's thread 0 releases this iteration's slot, and thread 0 refills it for iteration
+// iter + stages once empty[slot] completes (this iteration's parity).
+// CHECK-LABEL: func.func @recurrence_body(
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[FULL:[0-9]+]][%[[SLOT:[0-9]+]]], %[[PARITY:[0-9]+]],
+// CHECK: qla.slot
+// CHECK: qla.gemm
+// CHECK-NOT: async
+// CHECK: qla.map
+// CHECK: qla.async_wait 0
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[EMPTY:[0-9]+]][%[[SLOT]]]
+// CHECK: %[[NEXT:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: scf.if
+// CHECK-NEXT: nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%[[SLOT]]], %[[PARITY]],
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[SLOT]]]
+// CHECK: qla.tma_load
+// CHECK: scf.yield
+// CHECK-NOT: qla.async_wait 1
+func.func @recurrence_body(%A: !qla.tensor<4096x64xbf16>, %n: index)
+    attributes {qla.kernel, qla.grid = array<i64: 1, 1, 1>, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %h0 = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
+  %r = qla.for %c0 to %n step %c1 iter_args(%h0 : !qla.tile<64x64xf32, frag>) -> !qla.tile<64x64xf32, frag> {
+  ^bb0(%i: index, %hh: !qla.tile<64x64xf32, frag>):
+    %row = arith.muli %i, %c64 : index
+    %a = qla.copy %A[%row, %c0] : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    %x = qla.gemm %a, %a, %hh {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+    %y = qla.map %x : !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag> {
+    ^bb0(%e: f32):
+      %d = arith.mulf %e, %e : f32
+      qla.yield %d : f32
+    }
+    qla.yield %y : !qla.tile<64x64xf32, frag>
+  } {stages = 2 : i64}
+  "test.keep"(%r) : (!qla.tile<64x64xf32, frag>) -> ()
+  return
+}

@@ -208,6 +208,16 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
       map.map(oldArg, newArg);
     for (auto [copy, ring] : llvm::zip(p.copies, p.rings))
       map.map(copy.getResult(), nb.create<SlotOp>(loc, copy.getResult().getType(), ring, slot));
+    // A body whose gemm results only accumulate into other gemms or are carried (a GEMM's K loop)
+    // keeps one gemm group in flight across iterations. Any other body (gemm results read by
+    // elementwise ops, as in a recurrence) keeps its gemms synchronous here — qla-overlap-gemms
+    // places their waits — and releases its own slot once they are all done.
+    bool accumulateOnly = llvm::all_of(oldBody->getOps<GemmOp>(), [](GemmOp g) {
+      return llvm::all_of(g->getUses(), [](OpOperand &use) {
+        auto user = dyn_cast<GemmOp>(use.getOwner());
+        return isa<YieldOp>(use.getOwner()) || (user && &user.getAccMutable() == &use);
+      });
+    });
     SmallVector<Value> yielded;
     for (Operation &op : oldBody->getOperations()) {
       if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getResult().getType().isShared())
@@ -218,8 +228,30 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
         continue;
       }
       Operation *clone = nb.clone(op, map);
-      if (auto gemm = dyn_cast<GemmOp>(clone))
+      if (auto gemm = dyn_cast<GemmOp>(clone); gemm && accumulateOnly)
         gemm.setAsync(true);
+    }
+    if (!accumulateOnly) {
+      // Every gemm of this iteration has read its slot: release it, and the issuing thread refills it
+      // for iteration iter + stages once every warpgroup has released it.
+      nb.create<AsyncWaitOp>(loc, 0);
+      nb.create<scf::IfOp>(loc, p.wgLeader, [&](OpBuilder &t, Location l) {
+        t.create<nvgpu::MBarrierArriveOp>(l, nvgpu::MBarrierTokenType::get(t.getContext()), p.empty, slot);
+        t.create<scf::YieldOp>(l);
+      });
+      Value next = nb.create<arith::AddIOp>(loc, iter, cS);
+      Value refill = nb.create<arith::AndIOp>(
+          loc, p.leader, nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, next, p.tripCount));
+      nb.create<scf::IfOp>(loc, refill, [&](OpBuilder &t, Location l) {
+        t.create<nvgpu::MBarrierTryWaitParityOp>(l, p.empty, parity, ticks, slot);
+        p.issueLoads(t, l, next, slot);
+        t.create<scf::YieldOp>(l);
+      });
+      nb.create<scf::YieldOp>(loc, yielded);
+      b.setInsertionPointAfter(newLoop);
+      loop.replaceAllUsesWith(newLoop.getResults());
+      loop.erase();
+      return success();
     }
 
     // gemms of the previous iteration have retired: release its slot, then refill it.

@@ -13,8 +13,12 @@ def QlaPipeline : Pass<"qla-pipeline", "::mlir::ModuleOp"> {
     uses slot `i % stages` with phase parity `(i / stages) & 1`. A prologue fills the first
     `stages` slots; the refill of slot `(i-1) % stages` for iteration `i-1+stages` is issued after
     iteration i has waited for the gemms of iteration i-1. gemms in the loop become asynchronous
-    (`async`) with one group left in flight. A copy that TMA cannot perform is reported in a remark
-    with the reason, and the loop is left alone.
+    (`async`) with one group left in flight. That is for bodies whose gemm results only accumulate
+    (a GEMM's K loop). In any other body (gemm results read by elementwise ops, as in a recurrence)
+    the gemms stay synchronous (qla-overlap-gemms places their waits), and each iteration ends with
+    `qla.async_wait 0`, the release of its own slot and, by thread 0 once every warpgroup released
+    it, the refill of that slot for iteration i + stages. A copy that TMA cannot perform is reported
+    in a remark with the reason, and the loop is left alone.
   }];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
