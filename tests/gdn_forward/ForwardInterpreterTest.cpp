@@ -122,6 +122,7 @@ TEST_CASE("gdn forward on the interpreter: pipelined copies read past each seque
   GdnProblem p = problem(1, 0, 2, 4, 64, 64);
   p.cuSeqlens = {0, 1, 64, 129, 200, 263, 400};
   p.T = 400;
+  p.gateInKernel = p.l2normQK = GENERATE(false, true); // l2norm loads q and k into registers, unbounded too
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
   GdnOutputs ref = gdnRecurrentReference(p, in);
   GdnOutputs piped = interpretGdnForward(p, in, 2), plain = interpretGdnForward(p, in, 1);
