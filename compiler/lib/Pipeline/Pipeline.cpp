@@ -41,8 +41,8 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
   // Tile level.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createQlaAssignRoles()); // DESIGN.md §4: roles (warp specialization) before pipelining
   pm.addPass(createQlaPipeline());
-  pm.addPass(createQlaAssignRoles());
   pm.addPass(createQlaAssignLayouts());
   pm.addPass(createQlaOverlapGemms());
   pm.addPass(createQlaPlanSmem(QlaPlanSmemOptions{options.smemBudgetBytes}));
