@@ -99,7 +99,10 @@ int compileCommand(const Args &args) {
     fmt::print("usage: qlac compile <kernel> [--arch sm_90a] --set K=V,... -o DIR [--ptx-features +ptx80]\n\n"
                "Builds the kernel from its DSL program and writes DIR/kernel.ptx, DIR/kernel.cubin (nvJitLink)\n"
                "and DIR/manifest.json (ABI, launch shape, shared memory, config, sha256 of each file).\n"
-               "gemm settings: M, N, K, BM (64|128|256), BN (16..256), BK (64), stages (2..8).\n");
+               "gemm settings: M, N, K, BM (64|128|256), BN (16..256), BK (64), stages (2..8).\n"
+               "gdn_* settings: H, HV (required), K, V (64|128|256), BV (multiple of 64), scale, precise (0..2),\n"
+               "inverse_blocks_per_sm (0..16), stages (1..4), gate_in_kernel, l2norm, initial_state,\n"
+               "final_state, state_v_first (0|1).\n");
     return 0;
   }
   auto start = std::chrono::steady_clock::now();
