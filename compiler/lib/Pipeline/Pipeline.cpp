@@ -42,6 +42,7 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createQlaAssignRoles()); // DESIGN.md §4: roles (warp specialization) before pipelining
+  pm.addPass(createQlaWarpSpecialize());
   pm.addPass(createQlaPipeline());
   pm.addPass(createQlaAssignLayouts());
   pm.addPass(createQlaOverlapGemms());

@@ -269,3 +269,13 @@ LogicalResult TriInverseOp::verify() {
     return emitOpError() << "block = " << *block << " must be positive and divide the size " << t.getShape()[0];
   return success();
 }
+
+LogicalResult RoleRegionOp::verify() {
+  auto kernel = (*this)->getParentOfType<func::FuncOp>();
+  auto roles = kernel ? kernel->getAttrOfType<ArrayAttr>(QlaDialect::kRolesAttr) : ArrayAttr();
+  if (roles)
+    for (auto r : roles.getAsRange<RoleAttr>())
+      if (r.getName().getValue() == getRole())
+        return success();
+  return emitOpError() << "role '" << getRole() << "' is not among the kernel's qla.roles";
+}

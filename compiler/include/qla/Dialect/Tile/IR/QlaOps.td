@@ -264,6 +264,31 @@ def Qla_TmaLoadOp : Qla_Op<"tma_load", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def Qla_RoleRegionOp : Qla_Op<"role_region", [NoTerminator, SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "the part of a warp-specialized kernel that one role runs (made by qla-warp-specialize)";
+  let description = [{
+    Only the warpgroups of `role` (an entry of the kernel's `qla.roles`) run the body. Values made by
+    another role reach it through `qla.channel_get`.
+  }];
+  let arguments = (ins StrAttr:$role);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$role attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Qla_ChannelPutOp : Qla_Op<"channel_put"> {
+  let summary = "hand a tile to the roles that read it (channel `channel` of the kernel), once per iteration";
+  let arguments = (ins Qla_AnyTile:$value, I64Attr:$channel);
+  let assemblyFormat = "$value attr-dict `:` qualified(type($value))";
+}
+
+def Qla_ChannelGetOp : Qla_Op<"channel_get"> {
+  let summary = "the tile another role put into channel `channel` in this iteration";
+  let arguments = (ins I64Attr:$channel);
+  let results = (outs Qla_AnyTile:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+}
+
 def Qla_AsyncWaitOp : Qla_Op<"async_wait"> {
   let summary = "wait until at most `pending` groups of asynchronous gemms are in flight";
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<7>]>:$pending);

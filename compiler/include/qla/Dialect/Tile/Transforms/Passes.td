@@ -39,6 +39,19 @@ def QlaAssignRoles : Pass<"qla-assign-roles", "::mlir::ModuleOp"> {
   }];
 }
 
+def QlaWarpSpecialize : Pass<"qla-warp-specialize", "::mlir::ModuleOp"> {
+  let summary = "Split a kernel with roles into one qla.role_region per role, with channels between them";
+  let description = [{
+    Runs after qla-assign-roles on kernels with `qla.roles`. Each role gets a `qla.role_region`
+    holding a clone of the kernel body reduced to that role's ops and the index arithmetic and loops
+    they need. A value one role makes and another reads becomes a channel (numbered in program
+    order): `qla.channel_put` after the op in the producing role, `qla.channel_get` in its place in
+    each reading role. A tile carried by a loop in another role is an identity in this one (and its
+    initial value a zero fill, which later passes drop with it). The channels are not lowered yet:
+    `qla-convert-to-nvvm` refuses kernels with roles.
+  }];
+}
+
 def QlaOverlapGemms : Pass<"qla-overlap-gemms", "::mlir::ModuleOp"> {
   let summary = "Keep independent gemms in flight together: one wgmma wait before the first reader";
   let description = [{
