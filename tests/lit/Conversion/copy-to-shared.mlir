@@ -73,3 +73,29 @@ func.func @copy_run(%q: !qla.tensor<?x2048xbf16>, %g: !qla.tensor<?x4xf32>)
   %u = qla.copy %q[%next, %c64] bounds [%end, %end] {qla.smem_offset = 16384 : i64} : !qla.tensor<?x2048xbf16> -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
   return
 }
+
+// -----
+
+// An op with scratch between two copies (here a transposed copy into registers through scratch) ends
+// the run even though it is pure: the second copy may reuse the scratch bytes, so it starts with a
+// barrier of its own (the first copy's run ends with its wait, fence and barrier).
+// CHECK-LABEL: func.func @scratch_ends_run(
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: nvvm.barrier0
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: return
+func.func @scratch_ends_run(%q: !qla.tensor<?x2048xbf16>, %h: !qla.tensor<4096x64xf32>)
+    attributes {qla.kernel, qla.grid = array<i64: 1, 1, 1>, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 50176 : i64} {
+  %row = qla.block_id 0
+  %end = qla.block_id 2
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %t = qla.copy %q[%row, %c64] bounds [%end, %end] {qla.smem_offset = 0 : i64} : !qla.tensor<?x2048xbf16> -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
+  %s = qla.copy %h[%row, %c0] {transpose, qla.scratch_offset = 16384 : i64} : !qla.tensor<4096x64xf32> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %u = qla.copy %q[%row, %c64] bounds [%end, %end] {qla.smem_offset = 16384 : i64} : !qla.tensor<?x2048xbf16> -> !qla.tile<64x128xbf16, smem, #qla.swizzle<128>>
+  qla.store %s, %h[%row, %c0] : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<4096x64xf32>
+  return
+}

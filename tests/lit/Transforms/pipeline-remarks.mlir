@@ -164,3 +164,24 @@ func.func @copy_with_bounds(%A: !qla.tensor<1024x64xbf16>, %end: index, %n: inde
   } {stages = 2 : i64}
   return
 }
+
+// -----
+
+// A loop inside another loop is not pipelined: each run of the outer loop would initialise the
+// barriers and refill the slots again while slower warpgroups may still read them.
+// CHECK-LABEL: func.func @nested(
+func.func @nested(%A: !qla.tensor<4096x64xbf16>, %n: index) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%i: index):
+    // expected-remark @+1 {{not pipelined: the loop is inside another loop}}
+    qla.for %c0 to %n step %c1 {
+    ^bb0(%j: index):
+      %a = qla.copy %A[%j, %c0] : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
+      %z = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
+      %x = qla.gemm %a, %a, %z {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+    } {stages = 2 : i64}
+  }
+  return
+}

@@ -1,4 +1,4 @@
-// RUN: qla-opt %s -qla-warp-specialize -split-input-file | FileCheck %s
+// RUN: qla-opt %s -qla-warp-specialize -split-input-file -verify-diagnostics | FileCheck %s
 
 // Three roles: the producer's loop keeps its copies and puts them into channels 0 and 1; the state
 // role's loop gets them, runs its gemm, carries its state and puts it into channel 2, and stores the final
@@ -76,5 +76,26 @@ func.func @three_roles(%A: !qla.tensor<4096x64xbf16>, %O: !qla.tensor<4096x64xf3
 func.func @no_roles(%A: !qla.tensor<4096x64xbf16>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
   %c0 = arith.constant 0 : index
   %a = qla.copy %A[%c0, %c0] : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
+  return
+}
+
+// -----
+
+// A loop-carried tile read by another role than the one updating it would need a channel per
+// iteration; until channels carry loop state the pass refuses it.
+func.func @carried_across_roles(%A: !qla.tensor<4096x64xbf16>, %O: !qla.tensor<4096x64xf32>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>,
+                qla.roles = [#qla.role<"state", warpgroups = 1>, #qla.role<"output", warpgroups = 1>]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h0 = qla.fill 1.0 : f32 {qla.role = "state"} : !qla.tile<64x64xf32, frag>
+  // expected-error @+1 {{carried value #0 (updated by role 'state') is read or made by another role}}
+  %hN = qla.for %c0 to %n step %c1 iter_args(%h0 : !qla.tile<64x64xf32, frag>) -> !qla.tile<64x64xf32, frag> {
+  ^bb0(%i: index, %h: !qla.tile<64x64xf32, frag>):
+    %a = qla.copy %A[%i, %c0] {qla.role = "state"} : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    %x = qla.gemm %a, %a, %h {qla.role = "state", transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+    qla.store %h, %O[%i, %c0] {qla.role = "output"} : !qla.tile<64x64xf32, frag>, !qla.tensor<4096x64xf32>
+    qla.yield %x : !qla.tile<64x64xf32, frag>
+  }
   return
 }

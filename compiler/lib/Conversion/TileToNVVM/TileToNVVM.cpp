@@ -77,7 +77,9 @@ void lowerRemainingLoops(func::FuncOp kernel) {
 }
 
 /// Marks runs of copies into shared memory with nothing between them that touches shared memory
-/// (index arithmetic, loads into registers or of scalars), so the run synchronises once.
+/// (index arithmetic, loads into registers or of scalars), so the run synchronises once. An op with
+/// scratch (an exchange, a transposed copy or store through shared memory) ends the run even when it
+/// is pure: the next copy may take its bytes, and must wait for every thread to be done with them.
 void markCopyRuns(func::FuncOp kernel) {
   auto isSharedCopy = [](Operation *op) {
     auto copy = dyn_cast<CopyOp>(op);
@@ -92,7 +94,7 @@ void markCopyRuns(func::FuncOp kernel) {
           op.setAttr(kCopyFollowsCopyAttr, UnitAttr::get(op.getContext()));
         }
         previous = &op;
-      } else if (!(isPure(&op) || isa<CopyOp, LoadOp>(op))) {
+      } else if (op.hasAttr(kScratchOffsetAttr) || !(isPure(&op) || isa<CopyOp, LoadOp>(op))) {
         previous = nullptr;
       }
     }

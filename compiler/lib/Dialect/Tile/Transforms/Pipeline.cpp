@@ -124,6 +124,12 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
       loop.emitRemark() << "not pipelined: stages = " << p.stages << " (ask for at least 2)";
       return success();
     }
+    if (loop->getParentOfType<ForOp>() || loop->getParentOfType<scf::ForOp>()) {
+      // Each run of the outer loop would initialise the barriers and refill the slots again while
+      // slower warpgroups may still read them.
+      loop.emitRemark() << "not pipelined: the loop is inside another loop";
+      return success();
+    }
     for (CopyOp copy : p.copies) {
       if (std::string why = whyNotTma(copy); !why.empty()) {
         copy.emitRemark() << "copy cannot use TMA: " << why << "; the loop is not pipelined";

@@ -94,7 +94,36 @@ struct WarpSpecializePass : qla::impl::QlaWarpSpecializeBase<WarpSpecializePass>
     });
   }
 
+  /// Values carried by a loop are not channels yet: a carried tile, its initial value and the loop's
+  /// result must all stay in the role that updates it.
+  LogicalResult checkCarriedValues(func::FuncOp kernel) {
+    WalkResult result = kernel.walk([&](ForOp loop) {
+      auto yield = cast<YieldOp>(loop.getBodyBlock()->getTerminator());
+      for (unsigned i = 0; i < loop.getInitArgs().size(); ++i) {
+        StringAttr owner = roleOf(yield.getValues()[i].getDefiningOp());
+        auto foreign = [&](Value v) {
+          return llvm::any_of(v.getUses(), [&](OpOperand &use) {
+            StringAttr reader = readerRole(use);
+            return reader && reader != owner;
+          });
+        };
+        StringAttr initRole = roleOf(loop.getInitArgs()[i].getDefiningOp());
+        if (foreign(loop.getRegionIterArgs()[i]) || foreign(loop.getResult(i)) ||
+            (initRole && owner && initRole != owner)) {
+          loop.emitError() << "carried value #" << i << " (updated by role '"
+                           << (owner ? owner.getValue() : StringRef("none"))
+                           << "') is read or made by another role: carried values cannot cross roles yet";
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    });
+    return failure(result.wasInterrupted());
+  }
+
   LogicalResult specialize(func::FuncOp kernel, ArrayAttr roles) {
+    if (failed(checkCarriedValues(kernel)))
+      return failure();
     Block &entry = kernel.front();
     // Channels: every result read by another role than its producer's, numbered in program order.
     llvm::MapVector<Value, int64_t> channel;
@@ -163,7 +192,9 @@ struct WarpSpecializePass : qla::impl::QlaWarpSpecializeBase<WarpSpecializePass>
           } else if (auto loop = dyn_cast<ForOp>(user)) {
             OpBuilder b(loop);
             auto tile = cast<TileType>(v.getType());
-            use.set(b.create<FillOp>(loop.getLoc(), tile, b.getFloatAttr(tile.getElementType(), 0.0)));
+            Type elt = tile.getElementType();
+            TypedAttr zero = isa<FloatType>(elt) ? TypedAttr(b.getFloatAttr(elt, 0.0)) : b.getIntegerAttr(elt, 0);
+            use.set(b.create<FillOp>(loop.getLoc(), tile, zero));
           }
         }
       op->dropAllUses();
