@@ -17,13 +17,16 @@ for cfg in $pkg/gdn/*; do
   case $name in h16*) extra="--shape 4,8192" ;; *) extra="" ;; esac
   $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --bench $extra --json "$out/gdn-$name.json" 2>&1 | tee -a "$out/gdn.log"
 done
-if [ -d $pkg/gdn/small ]; then
+# Sanitizers on the small configs (small, and smalls2 = small with pipelined copies, when packed).
+for san in small smalls2; do
+  [ -d $pkg/gdn/$san ] || continue
   for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 $pkg/qla_gpu_gdn $pkg/gdn/small --set "$(cat $pkg/gdn/small/settings)" --cases 2 > /tmp/san.log 2>&1
-    echo "gdn $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1))" | tee -a "$out/gdn.log"
+    compute-sanitizer --tool $tool --error-exitcode 9 $pkg/qla_gpu_gdn $pkg/gdn/$san --set "$(cat $pkg/gdn/$san/settings)" --cases 2 > /tmp/san.log 2>&1
+    tag=gdn; [ $san = small ] || tag="gdn $san"
+    echo "$tag $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1))" | tee -a "$out/gdn.log"
     cat /tmp/san.log >> "$out/sanitizers.log"
   done
-fi
+done
 if [ "${NCU:-0}" = 1 ]; then
   cfg=$pkg/gdn/${NCU_CFG:-h16hv32}
   ncu --clock-control none -k regex:gdn_chunk_forward -c 1 --set full --import-source no -o /tmp/prof -f \
