@@ -2,7 +2,7 @@
 # Runs on the GPU machine from the repo root with devpkg/ (pack_gdn.sh) carried: every packed GDN
 # forward config against float64 references (the (16,32)/(16,64) ones on their 4x8192 case, timed),
 # compute-sanitizer memcheck/racecheck/synccheck on the small config, optionally Nsight Compute on
-# gdn_chunk_forward (NCU=1) and flash-linear-attention beside it (FLA="H,HV,B,T ..." with .whl carried).
+# gdn_chunk_forward or $NCU_KERNEL (NCU=1) and flash-linear-attention beside it (FLA="H,HV,B,T ..." with .whl carried).
 # Writes $OUT/gdn.log, $OUT/gdn-*.json, $OUT/sanitizers.log (and ncu-*.txt/csv, fla-*.json).
 # CONFIGS="small gated ..." checks only those packed configs.
 set -uo pipefail
@@ -29,7 +29,7 @@ for san in small smalls2; do
 done
 if [ "${NCU:-0}" = 1 ]; then
   cfg=$pkg/gdn/${NCU_CFG:-h16hv32}
-  ncu --clock-control none -k regex:gdn_chunk_forward -c 1 --set full --import-source no -o /tmp/prof -f \
+  ncu --clock-control none -k regex:${NCU_KERNEL:-gdn_chunk_forward} -c 1 --set full --import-source no -o /tmp/prof -f \
     $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --shape 4,2048 > /tmp/ncu.log 2>&1
   ncu -i /tmp/prof.ncu-rep --page details > "$out/ncu-details.txt" 2>&1
   ncu -i /tmp/prof.ncu-rep --page source --csv --print-source sass > "$out/ncu-sass.csv" 2>&1

@@ -60,3 +60,25 @@ func.func @state_through_scratch(%h0: !qla.tensor<4096x64xf32>, %ht: !qla.tensor
   qla.store %s, %ht[%row, %c0] : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<4096x64xf32>
   return
 }
+
+// A store of a 2-byte accumulator fragment with scratch, not transposed: the column pairs go to scratch
+// as one 4-byte store each (16 a thread), the 16-byte pieces of row r at piece index p ^ (r mod 8)
+// (an xor in the addresses), then four 16-byte pieces a thread to global memory.
+// CHECK-LABEL: func.func @pairs_through_scratch(
+// CHECK: nvvm.barrier0
+// CHECK: arith.xori
+// CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK-NOT: !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK-NOT: vector<8xbf16>, !llvm.ptr<1>
+// CHECK: return
+func.func @pairs_through_scratch(%o: !qla.tensor<?x512xbf16>)
+    attributes {qla.kernel, qla.grid = array<i64: 1, 1, 1>, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 9216 : i64} {
+  %c0 = arith.constant 0 : index
+  %c512 = arith.constant 512 : index
+  %eos = qla.block_id 0
+  %t = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  qla.store %t, %o[%c0, %c0] bounds[%eos, %c512] {qla.scratch_offset = 0 : i64} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<?x512xbf16>
+  return
+}

@@ -41,9 +41,11 @@
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // After the loop: drain the wgmma groups, convert this thread's 128x256 / 256 = 128 elements to bf16
-// and store them in 64 column pairs (each with a one-element fallback at the right edge).
+// two at a time (cvt.rn.bf16x2.f32) and store them in 64 column pairs (each with a one-element
+// fallback at the right edge). The rings live to the end, so the store is not staged in scratch.
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-COUNT-128: llvm.fptrunc %{{.*}} : f32 to bf16
+// CHECK-COUNT-64: llvm.call_intrinsic "llvm.nvvm.ff2bf16x2.rn"(%{{.*}}, %{{.*}}) : (f32, f32) -> vector<2xbf16>
+// CHECK-NOT: llvm.fptrunc
 // CHECK-COUNT-64: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
 // CHECK-NOT: vector<2xbf16>, !llvm.ptr<1>
 // CHECK: llvm.return

@@ -159,3 +159,42 @@ func.func @async_until_wait(%f: !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpg
   qla.async_wait 0
   return
 }
+
+// -----
+
+// A store of a 2-byte accumulator fragment may go through scratch (16-byte pieces instead of 4-byte
+// pairs), but only where the scratch fits in the bytes the kernel needs anyway: staging never lowers
+// occupancy. %early's 8192 bytes fit in the tri_inverse's 32768 (dead by then); %late would need a
+// second 8192 next to the live copy %t in a kernel of 9216, so it stays element by element. A transposed
+// store always gets its scratch.
+// CHECK-LABEL: func.func @optional_staging(
+// CHECK-SAME: qla.smem_bytes = 33792 : i64
+// expected-error @+1 {{shared memory needed (33792 bytes) exceeds the budget of 1000 bytes}}
+func.func @optional_staging(%A: !qla.tensor<256x64xbf16>, %o: !qla.tensor<256x64xbf16>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %f = qla.fill 1.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.tri_inverse %{{.*}} {qla.scratch_offset = 0 : i64}
+  %i = qla.tri_inverse %f : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %early = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.store %{{.*}} {qla.scratch_offset = 0 : i64}
+  qla.store %early, %o[%c0, %c0] : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<256x64xbf16>
+  // CHECK: qla.store %{{.*}} {qla.scratch_offset = 0 : i64, transpose}
+  qla.store %early, %o[%c0, %c0] {transpose} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<256x64xbf16>
+  return
+}
+
+// CHECK-LABEL: func.func @staging_would_grow(
+// CHECK-SAME: qla.smem_bytes = 9216 : i64
+// expected-error @+1 {{shared memory needed (9216 bytes) exceeds the budget of 1000 bytes}}
+func.func @staging_would_grow(%A: !qla.tensor<256x64xbf16>, %o: !qla.tensor<256x64xbf16>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %t = qla.copy %A[%c0, %c0] : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %late = qla.fill 1.0 : bf16 : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.store
+  // CHECK-NOT: qla.scratch_offset
+  // CHECK-SAME: !qla.tensor<256x64xbf16>
+  qla.store %late, %o[%c0, %c0] : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<256x64xbf16>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %use = qla.gemm %t, %t, %acc {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  return
+}

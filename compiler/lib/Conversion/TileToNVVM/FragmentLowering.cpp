@@ -116,17 +116,47 @@ struct MapLowering : OpConversionPattern<MapOp> {
       return rw.notifyMatchFailure(op, "fragment has no layout");
     Location loc = op.getLoc();
     Block &body = op.getBody().front();
-    Value vec = emptyVector(rw, loc, vt);
+    SmallVector<Value> results;
     for (int64_t e = 0; e < layout->perThread(); ++e) {
       IRMapping map;
       for (auto [arg, in] : llvm::zip(body.getArguments(), a.getInputs()))
         map.map(arg, element(rw, loc, in, e));
       for (Operation &inner : body.without_terminator())
         rw.clone(inner, map);
-      vec = insert(rw, loc, vec, map.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]), e);
+      results.push_back(map.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]));
     }
+    pairNarrowings(rw, loc, results);
+    Value vec = emptyVector(rw, loc, vt);
+    for (auto [e, v] : llvm::enumerate(results))
+      vec = insert(rw, loc, vec, v, e);
     rw.replaceOp(op, vec);
     return success();
+  }
+
+  /// f32 → bf16/f16 narrowings of neighbouring elements as one two-lane conversion (cvt.rn.bf16x2.f32
+  /// converts two values in one instruction; NVPTX splits a vector fptrunc whose halves have other uses).
+  static void pairNarrowings(ConversionPatternRewriter &rw, Location loc, SmallVector<Value> &results) {
+    auto narrowed = [](Value v) -> Value {
+      auto trunc = v.getDefiningOp<arith::TruncFOp>();
+      if (!trunc || trunc.getRoundingmodeAttr() || !trunc.getIn().getType().isF32())
+        return {};
+      return trunc.getIn();
+    };
+    for (size_t e = 0; e + 1 < results.size(); e += 2) {
+      Value x0 = narrowed(results[e]), x1 = narrowed(results[e + 1]);
+      if (!x0 || !x1)
+        continue;
+      Type narrow = results[e].getType();
+      if (!narrow.isBF16() && !narrow.isF16())
+        continue;
+      // cvt.rn.{bf16,f16}x2.f32 d, a, b puts a in the upper half: element 1.
+      StringRef name = narrow.isBF16() ? "llvm.nvvm.ff2bf16x2.rn" : "llvm.nvvm.ff2f16x2.rn";
+      Value pair = rw.create<LLVM::CallIntrinsicOp>(loc, VectorType::get({2}, narrow), rw.getStringAttr(name),
+                                                    ValueRange{x1, x0})
+                       .getResult(0);
+      results[e] = element(rw, loc, pair, 0);
+      results[e + 1] = element(rw, loc, pair, 1);
+    }
   }
 };
 
@@ -319,26 +349,46 @@ struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
   }
 };
 
-/// A transposed store through the op's scratch (qla-plan-smem places it): the fragment is written
-/// there as the tensor's rows (the tile transposed, row-major), then whole 16-byte pieces of those
-/// rows go to global memory (one vector store when the piece is inside the bounds and aligned,
-/// element by element otherwise). Element-wise transposed stores scatter 2-byte writes a row apart.
-void storeTransposedViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, StoreOp::Adaptor a,
-                               const FragLayout &layout, int64_t scratchOffset) {
+/// A store through the op's scratch (qla-plan-smem places it): the fragment is written there as the
+/// tensor's rows of the box (row-major; the tile transposed for a transposed store), then whole 16-byte
+/// pieces of those rows go to global memory (one vector store when the piece is inside the bounds and
+/// aligned, element by element otherwise). Element-wise transposed stores scatter 2-byte writes a row
+/// apart; an accumulator fragment of 2-byte elements would take four times the global stores. Without
+/// transposition the accumulator's column pairs go to scratch as one 4-byte store each, with the pieces
+/// of row r at piece index p ^ (r mod 8): the eight rows a warp writes at once hit distinct banks.
+void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, StoreOp::Adaptor a,
+                     const FragLayout &layout, int64_t scratchOffset) {
   auto tile = cast<TileType>(op.getValue().getType());
   auto dst = op.getDest().getType();
+  bool transposed = op.getTranspose();
   Type elt = tile.getElementType();
   int64_t eb = elementBytes(elt), vec = 16 / eb;
-  int64_t rows = tile.getShape()[1], rowLen = tile.getShape()[0]; // the tensor's rows of the stored box
+  int64_t rows = tile.getShape()[transposed ? 1 : 0], rowLen = tile.getShape()[transposed ? 0 : 1];
+  int64_t piecesPerRow = rowLen / vec;
+  int64_t swizzle = transposed || !llvm::isPowerOf2_64(piecesPerRow) ? 1 : std::min<int64_t>(8, piecesPerRow);
   SmallVector<int64_t> strides = dst.getEffectiveStrides();
   Value tid = threadIdx(rw, loc);
   Value base = smemAddress(rw, loc, scratchOffset);
+  // Byte offset in scratch of element (r, c) of the tensor's rows.
+  auto scratchBytes = [&](OpBuilder &b, Location l, Value r, Value c) {
+    if (swizzle > 1) {
+      Value piece = b.create<arith::DivUIOp>(l, c, i32Const(b, l, vec));
+      Value within = b.create<arith::RemUIOp>(l, c, i32Const(b, l, vec));
+      piece = b.create<arith::XOrIOp>(l, piece, b.create<arith::RemUIOp>(l, r, i32Const(b, l, swizzle)));
+      c = b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, piece, i32Const(b, l, vec)), within);
+    }
+    Value at = b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, r, i32Const(b, l, rowLen)), c);
+    return b.create<arith::MulIOp>(l, b.create<arith::ExtUIOp>(l, b.getI64Type(), at), i64Const(b, l, eb)).getResult();
+  };
   blockBarrier(rw, loc);
-  for (int64_t e = 0; e < layout.perThread(); ++e) {
-    SmallVector<Value> c = layout.coords(rw, loc, tid, e);
-    Value at = rw.create<arith::AddIOp>(loc, rw.create<arith::MulIOp>(loc, c[1], i32Const(rw, loc, rowLen)), c[0]);
-    Value bytes = rw.create<arith::MulIOp>(loc, rw.create<arith::ExtUIOp>(loc, rw.getI64Type(), at), i64Const(rw, loc, eb));
+  bool pairs = !transposed && layout.acc;
+  for (int64_t e = 0; e < layout.perThread(); e += pairs ? 2 : 1) {
+    SmallVector<Value> c = placed(layout.coords(rw, loc, tid, e), transposed);
+    Value bytes = scratchBytes(rw, loc, c[0], c[1]);
     Value v = element(rw, loc, a.getValue(), e);
+    if (pairs)
+      v = insert(rw, loc, insert(rw, loc, emptyVector(rw, loc, VectorType::get({2}, elt)), v, 0),
+                 element(rw, loc, a.getValue(), e + 1), 1);
     if (Value exists = layout.exists(rw, loc, tid, e))
       guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
         b.create<LLVM::StoreOp>(l, v, gepBytes(b, l, base, bytes));
@@ -367,9 +417,7 @@ void storeTransposedViaScratch(ConversionPatternRewriter &rw, Location loc, Stor
   auto vt = VectorType::get({vec}, elt);
   forEachPiece(rw, loc, rows, rowLen / vec, vec, blockThreads(op), tid,
                [&](OpBuilder &b, Location l, Value r, Value c0) {
-    Value at = b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, r, i32Const(b, l, rowLen)), c0);
-    Value bytes = b.create<arith::MulIOp>(l, b.create<arith::ExtUIOp>(l, b.getI64Type(), at), i64Const(b, l, eb));
-    Value v = b.create<LLVM::LoadOp>(l, vt, gepBytes(b, l, base, bytes), 16);
+    Value v = b.create<LLVM::LoadOp>(l, vt, gepBytes(b, l, base, scratchBytes(b, l, r, c0)), 16);
     Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
     Value rowInside = below(b, l, row, limit0);
     Value lastCol = b.create<arith::AddIOp>(l, col, i32Const(b, l, vec - 1));
@@ -396,8 +444,8 @@ void storeTransposedViaScratch(ConversionPatternRewriter &rw, Location loc, Stor
   }, /*maxUnrolled=*/4);
 }
 
-/// A fragment into a global tensor, element by element, skipping what is outside the bounds (transposed:
-/// through scratch when qla-plan-smem gave the op some).
+/// A fragment into a global tensor, element by element, skipping what is outside the bounds (through
+/// scratch when qla-plan-smem gave the op some).
 struct StoreLowering : OpConversionPattern<StoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(StoreOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
@@ -407,7 +455,7 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
     if (failed(requireStaticStrides(op, op.getDest().getType())))
       return failure();
     if (auto scratch = op->getAttrOfType<IntegerAttr>(kScratchOffsetAttr)) {
-      storeTransposedViaScratch(rw, op.getLoc(), op, a, *layout, scratch.getInt());
+      storeViaScratch(rw, op.getLoc(), op, a, *layout, scratch.getInt());
       rw.eraseOp(op);
       return success();
     }

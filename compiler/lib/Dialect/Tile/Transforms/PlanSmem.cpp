@@ -16,32 +16,45 @@ using namespace qla;
 
 namespace {
 
-/// Whether a transposed box of `tile` in `tensor` moves as 16-byte pieces of the tensor's rows.
-bool transposedInPieces(TileType tile, qla::TensorType tensor) {
+/// Whether the rows of `tensor` that a box of `tile` covers (its columns, or its rows when transposed)
+/// come in whole 16-byte pieces.
+bool rowsInPieces(TileType tile, qla::TensorType tensor, bool transposed) {
   SmallVector<int64_t> strides = tensor.getEffectiveStrides();
   int64_t eb = elementBytes(tile.getElementType());
-  return tile.getRank() == 2 && eb <= 8 && (tile.getShape()[0] * eb) % 16 == 0 && strides.size() == 2 &&
-         strides[1] == 1 && !ShapedType::isDynamic(strides[0]) && (strides[0] * eb) % 16 == 0;
+  return tile.getRank() == 2 && eb <= 8 && (tile.getShape()[transposed ? 0 : 1] * eb) % 16 == 0 &&
+         strides.size() == 2 && strides[1] == 1 && !ShapedType::isDynamic(strides[0]) && (strides[0] * eb) % 16 == 0;
 }
 
 /// Shared memory an op exchanges its fragment through (broadcast, reduce, cumsum, tri_inverse), or
-/// stages it in (a transposed store or copy into registers whose tensor rows come in 16-byte pieces:
-/// see the lowering).
+/// stages it in (a transposed store or copy into registers, or a store of a 2-byte accumulator fragment,
+/// whose tensor rows come in 16-byte pieces: see the lowering).
 int64_t exchangeScratchBytes(Operation *op) {
   auto bytes = [](Value v) { return cast<TileType>(v.getType()).getNumElements() * 4; };
   if (isa<BroadcastOp, ReduceOp, CumsumOp>(op))
     return bytes(op->getOperand(0));
   if (isa<TriInverseOp>(op))
     return 2 * bytes(op->getOperand(0));
-  if (auto store = dyn_cast<StoreOp>(op); store && store.getTranspose()) {
+  if (auto store = dyn_cast<StoreOp>(op)) {
+    // Transposed stores, and 2-byte accumulator fragments (a thread holds 4-byte pairs of a row: whole
+    // pieces through scratch take a quarter of the global stores).
     auto tile = cast<TileType>(store.getValue().getType());
-    return transposedInPieces(tile, store.getDest().getType()) ? tile.getNumElements() * elementBytes(tile.getElementType()) : 0;
+    bool staged = store.getTranspose() ||
+                  (isa_and_nonnull<WgmmaAccLayoutAttr>(tile.getLayout()) && elementBytes(tile.getElementType()) == 2);
+    return staged && rowsInPieces(tile, store.getDest().getType(), store.getTranspose())
+               ? tile.getNumElements() * elementBytes(tile.getElementType())
+               : 0;
   }
   if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getTranspose() && copy.getType().isFragment()) {
     TileType tile = copy.getType();
-    return transposedInPieces(tile, copy.getSource().getType()) ? tile.getNumElements() * elementBytes(tile.getElementType()) : 0;
+    return rowsInPieces(tile, copy.getSource().getType(), true) ? tile.getNumElements() * elementBytes(tile.getElementType()) : 0;
   }
   return 0;
+}
+
+/// A store that works without scratch too (element by element), staged only for speed.
+bool stagingIsOptional(Operation *op) {
+  auto store = dyn_cast<StoreOp>(op);
+  return store && !store.getTranspose() && exchangeScratchBytes(op) > 0;
 }
 
 /// Where each op sits in a pre-order walk of the kernel, and the last position inside it.
@@ -136,7 +149,8 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
         if (isa<SmemAllocOp, ShareOp>(op) || (isa<CopyOp>(op) && cast<CopyOp>(op).getResult().getType().isShared()) ||
             exchangeScratchBytes(op) > 0)
           buffers.push_back(op);
-        scratch += exchangeScratchBytes(op);
+        if (!stagingIsOptional(op))
+          scratch += exchangeScratchBytes(op);
       });
       // Buffers whose live ranges are disjoint share bytes: every writer of a shared tile or of scratch
       // starts with a block barrier, and synchronous gemms have finished reading when they return.
@@ -144,6 +158,8 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
       SmallVector<Placed> placed;
       auto i64 = [&](int64_t v) { return IntegerAttr::get(IntegerType::get(&getContext(), 64), v); };
       for (Operation *op : buffers) {
+        if (stagingIsOptional(op))
+          continue;
         if (int64_t bytes = exchangeScratchBytes(op)) {
           int64_t begin = pos.begin.lookup(op), end = pos.end.lookup(op);
           int64_t at = firstFit(placed, begin, end, bytes, 128);
@@ -164,8 +180,19 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
           op->setAttr(kSmemOffsetAttr, i64(at));
         offset = std::max(offset, at + t.getSizeInBytes());
       }
+      // Optional staging only where it fits in the bytes the kernel needs anyway (never costs occupancy).
+      for (Operation *op : buffers) {
+        if (!stagingIsOptional(op))
+          continue;
+        int64_t bytes = exchangeScratchBytes(op), begin = pos.begin.lookup(op), end = pos.end.lookup(op);
+        int64_t at = firstFit(placed, begin, end, bytes, 128);
+        if (at + bytes > offset)
+          continue;
+        placed.push_back({begin, end, at, bytes});
+        op->setAttr(kScratchOffsetAttr, i64(at));
+      }
       // The kernel aligns the dynamic shared-memory base to 1024 bytes at run time; reserve the slack.
-      if (!buffers.empty())
+      if (!placed.empty())
         offset += 1024;
       if (offset > budgetBytes) {
         InFlightDiagnostic diag = kernel.emitError()
