@@ -12,7 +12,8 @@ using dsl::Index;
 using dsl::Tiles;
 
 std::string GemmConfig::str() const {
-  return fmt::format("M={},N={},K={},BM={},BN={},BK={},stages={}", M, N, K, BM, BN, BK, stages);
+  return fmt::format("M={},N={},K={},BM={},BN={},BK={},stages={}{}", M, N, K, BM, BN, BK, stages,
+                     specialize ? ",specialize=1" : "");
 }
 
 static void require(bool ok, const std::string &what) {
@@ -35,7 +36,12 @@ std::unique_ptr<dsl::Kernel> buildGemm(const GemmConfig &c) {
   auto A = k->tensor("A", {c.M, c.K}, DType::bf16);
   auto B = k->tensor("B", {c.N, c.K}, DType::bf16);
   auto C = k->tensor("C", {c.M, c.N}, DType::bf16);
-  k->threads(128 * std::min<int64_t>(2, c.BM / 64));
+  require(c.specialize == 0 || c.specialize == 1, fmt::format("specialize must be 0 or 1, got {}", c.specialize));
+  int64_t consumers = std::min<int64_t>(2, c.BM / 64);
+  if (c.specialize) // one producer warpgroup (TMA issue only: few registers), the rest run the wgmmas
+    k->roles({{"loads", 1, 40, true}, {"mma", consumers, consumers == 2 ? 232 : 256}});
+  else
+    k->threads(128 * consumers);
   k->grid((c.N + c.BN - 1) / c.BN, (c.M + c.BM - 1) / c.BM);
 
   Index m0 = k->blockId(1) * c.BM, n0 = k->blockId(0) * c.BN;
@@ -54,7 +60,8 @@ GemmConfig parseGemmConfig(const std::string &settings) {
   auto field = [](int64_t &f) { return [&f](double v) { f = static_cast<int64_t>(v); }; };
   applySettings(settings, "gemm",
                 {{"M", field(c.M)}, {"N", field(c.N)}, {"K", field(c.K)}, {"BM", field(c.BM)}, {"BN", field(c.BN)},
-                 {"BK", field(c.BK)}, {"stages", field(c.stages)}});
+                 {"BK", field(c.BK)}, {"stages", field(c.stages)},
+                 {"specialize", field(c.specialize)}});
   return c;
 }
 

@@ -59,6 +59,9 @@ TEST_CASE("GEMM configs assemble with ptxas within register, spill and smem budg
       {"M=4096,N=4096,K=4096,BM=128,BN=128,stages=3", 128, 3, (128 + 128) * 64 * 2},
       {"M=4096,N=4096,K=4096,BM=64,BN=128,stages=2", 128, 2, (64 + 128) * 64 * 2},
       {"M=1000,N=700,K=520", 168, 4, (128 + 256) * 64 * 2}, // not a multiple of the tile
+      // Warp-specialized (a producer warpgroup, two consumers): .maxnreg 168 for the 384 threads.
+      {"M=4096,N=4096,K=4096,BM=128,BN=256,stages=4,specialize=1", 168, 4, (128 + 256) * 64 * 2},
+      {"M=1000,N=700,K=520,specialize=1", 168, 4, (128 + 256) * 64 * 2},
   };
   qla::test::TempDir tmp;
   for (const Budget &b : budgets) {
@@ -91,6 +94,12 @@ TEST_CASE("GEMM configs assemble with ptxas within register, spill and smem budg
       CHECK(s.registers <= b.maxRegisters);
       // Static shared memory: two rings (full, empty) of `stages` 8-byte mbarriers.
       CHECK(s.smemBytes == 16 * b.stages);
+      if (std::string(b.settings).find("specialize=1") != std::string::npos) {
+        // The kernel starts at 168 registers a thread; the producer gives some back, the consumers take them.
+        CHECK(ptx.ptx.find(".maxnreg 168") != std::string::npos);
+        CHECK(std::regex_search(ptx.ptx, std::regex(R"(setmaxnreg\.dec\.sync\.aligned\.u32\s+40;)")));
+        CHECK(std::regex_search(ptx.ptx, std::regex(R"(setmaxnreg\.inc\.sync\.aligned\.u32\s+232;)")));
+      }
     }
   }
 }

@@ -17,6 +17,8 @@
 #include "qla/runtime/Error.h"
 #include "qla/runtime/Json.h"
 
+#include "Watchdog.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -199,6 +201,7 @@ Run runProblem(ChunkForward &fwd, const GdnProblem &p, bool bench, bool cpuRefer
 int main(int argc, char **argv) {
   std::string dir, settings, jsonOut;
   bool bench = false;
+  double timeout = 300; // seconds a case may take before it counts as a hang (tests/gpu/Watchdog.h)
   size_t maxCases = 100;
   std::string onlyShape; // "B,T": just that fixed-length case, checked against the GPU reference and timed
   std::string onlyVarlen; // "L1,L2,...": just that packed batch (cu_seqlens), likewise
@@ -210,6 +213,7 @@ int main(int argc, char **argv) {
     else if (a == "--bench") bench = true;
     else if (a == "--shape" && i + 1 < argc) onlyShape = argv[++i];
     else if (a == "--varlen" && i + 1 < argc) onlyVarlen = argv[++i];
+    else if (a == "--timeout" && i + 1 < argc) timeout = std::atof(argv[++i]);
     else dir = a;
   }
   Driver &drv = Driver::get();
@@ -251,7 +255,9 @@ int main(int argc, char **argv) {
     }
     std::random_device rd;
     cases.resize(std::min(cases.size(), maxCases));
+    qla::testing::Watchdog watchdog(timeout);
     for (const Case &c : cases) {
+      watchdog.step(fmt::format("gdn {} B={} T={}", settings, c.B, c.T));
       GdnProblem p;
       p.B = c.B;
       p.T = c.T;

@@ -1,7 +1,7 @@
 // GPU check and timing of AOT-compiled GEMM kernels (qlac compile output): fresh random inputs,
 // output poisoned first, every element checked against a reference, then CUDA-event timing.
 // Needs only the runtime (no MLIR). Usage:
-//   qla_gpu_gemm DIR... [--json OUT.json] [--bench] [--iters N]
+//   qla_gpu_gemm DIR... [--json OUT.json] [--bench] [--iters N] [--timeout SECONDS]
 // Each DIR holds manifest.json + kernel.cubin for one (M, N, K, tile) config.
 #include "qla/runtime/CompiledKernel.h"
 #include "qla/runtime/DeviceBuffer.h"
@@ -10,6 +10,8 @@
 #include "qla/runtime/Json.h"
 #include "qla/runtime/Module.h"
 #include "qla/runtime/Nvrtc.h"
+
+#include "Watchdog.h"
 
 #include <fmt/format.h>
 
@@ -79,6 +81,7 @@ int main(int argc, char **argv) {
   std::string jsonOut;
   bool bench = false;
   int iters = 100;
+  double timeout = 300; // seconds a config may take (check and timing) before it counts as a hang
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc)
@@ -87,6 +90,8 @@ int main(int argc, char **argv) {
       bench = true;
     else if (a == "--iters" && i + 1 < argc)
       iters = std::atoi(argv[++i]);
+    else if (a == "--timeout" && i + 1 < argc)
+      timeout = std::atof(argv[++i]);
     else
       dirs.push_back(a);
   }
@@ -103,7 +108,9 @@ int main(int argc, char **argv) {
     LoadedModule refModule(ref.ptx, "reference_gemm");
     CUfunction refFn = refModule.function("reference_gemm_abt");
     std::random_device rd;
+    qla::testing::Watchdog watchdog(timeout);
     for (const std::string &dir : dirs) {
+      watchdog.step("gemm " + dir);
       auto kernel = CompiledKernel::fromDirectory(dir);
       Json manifest = Json::parse(readFile(dir + "/manifest.json"));
       Shape s = shapeOf(manifest);

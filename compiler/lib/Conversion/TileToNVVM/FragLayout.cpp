@@ -90,14 +90,33 @@ Value perIteration(OpBuilder &b, scf::ForOp loop, StringRef tag, function_ref<Va
   return read.getResult(0);
 }
 
+/// The threads that run the code at the builder's insertion point.
+ThreadGroup groupAt(OpBuilder &b) { return threadGroup(b.getInsertionBlock()->getParentOp()); }
+
 Value threadIdx(OpBuilder &b, Location loc) {
   // Read afresh each iteration: hoisted, every per-element address computed from it would stay
   // live across the loop.
+  Value tid;
   if (scf::ForOp loop = enclosingLoop(b))
-    return perIteration(b, loop, "qla_per_iteration_tid", [](OpBuilder &f, Location l) -> Value {
+    tid = perIteration(b, loop, "qla_per_iteration_tid", [](OpBuilder &f, Location l) -> Value {
       return f.create<NVVM::ThreadIdXOp>(l, f.getI32Type());
     });
-  return b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type());
+  else
+    tid = b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type());
+  // Inside a role, threads count from the role's first (fragments are spread over its warpgroups).
+  if (int64_t first = groupAt(b).firstThread)
+    tid = b.create<arith::SubIOp>(loc, tid, i32Const(b, loc, first));
+  return tid;
+}
+
+void blockBarrier(OpBuilder &b, Location loc) {
+  ThreadGroup g = groupAt(b);
+  if (!g.isRole()) {
+    b.create<NVVM::Barrier0Op>(loc);
+    return;
+  }
+  b.create<NVVM::BarrierOp>(loc, Type(), i32Const(b, loc, g.barrierId), i32Const(b, loc, g.threads),
+                            NVVM::BarrierReductionAttr(), Value());
 }
 
 Value smemAddress(OpBuilder &b, Location loc, int64_t offset) {
@@ -169,6 +188,8 @@ Value guarded(OpBuilder &b, Location loc, Value cond, Type type, function_ref<Va
 }
 
 int64_t blockThreads(Operation *op) {
+  if (ThreadGroup g = threadGroup(op); g.isRole())
+    return g.threads;
   auto kernel = op->getParentOfType<func::FuncOp>();
   if (int64_t n = kernelThreads(kernel))
     return n;

@@ -60,16 +60,16 @@ inline Value gepBytes(OpBuilder &b, Location loc, Value base, Value offsetI64) {
 /// The thread's index in the block. Inside a loop it is read afresh each iteration: a pure read would
 /// let LLVM hoist every per-element address out of the loop and keep them all live across it.
 Value threadIdx(OpBuilder &b, Location loc);
-/// Threads of the block of the kernel around `op` (its qla.block, or its qla.abi entry once the
-/// lowering has moved it there).
+/// Threads that run `op`: its role's, else the block of the kernel around it (its qla.block, or its
+/// qla.abi entry once the lowering has moved it there).
 int64_t blockThreads(Operation *op);
 inline Value zeroOf(OpBuilder &b, Location loc, Type t) {
   return b.create<arith::ConstantOp>(loc, t, b.getZeroAttr(t));
 }
 /// The 1024-byte-aligned start of the kernel's dynamic shared memory, plus `offset` bytes.
 Value smemAddress(OpBuilder &b, Location loc, int64_t offset);
-/// A barrier over the whole block.
-inline void blockBarrier(OpBuilder &b, Location loc) { b.create<NVVM::Barrier0Op>(loc); }
+/// A barrier over the threads that run the code at `b` (the whole block, or a role's named barrier).
+void blockBarrier(OpBuilder &b, Location loc);
 /// Makes generic-proxy shared-memory writes visible to the async proxy (TMA, wgmma).
 void fenceSharedForAsync(OpBuilder &b, Location loc);
 /// Byte offset of logical element (row, col) of a shared tile in its stored, swizzled layout.

@@ -52,6 +52,48 @@ struct TileTypeConverter : TypeConverter {
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// The registers per thread a kernel with register budgets per role starts with (ptxas's .maxnreg:
+/// what 65536 registers give every thread of the block, in steps of 8), from which `setmaxnreg` moves
+/// each role; 0 without budgets.
+int64_t registerCapWithRoles(func::FuncOp kernel) {
+  auto roles = kernel->getAttrOfType<ArrayAttr>(QlaDialect::kRolesAttr);
+  if (!roles || llvm::none_of(roles.getAsRange<RoleAttr>(), [](RoleAttr r) { return r.getRegisters() != 0; }))
+    return 0;
+  return std::min<int64_t>(255, 65536 / kernelThreads(kernel) / 8 * 8);
+}
+
+/// Each qla.role_region becomes a branch that only its warpgroups take (marked qla.role_group, which
+/// the lowering of the ops inside reads: role-local thread index, named barrier), starting with the
+/// role's setmaxnreg.
+LogicalResult lowerRoleRegions(func::FuncOp kernel) {
+  int64_t cap = registerCapWithRoles(kernel);
+  auto roles = kernel->getAttrOfType<ArrayAttr>(QlaDialect::kRolesAttr);
+  SmallVector<RoleRegionOp> regions;
+  kernel.walk([&](RoleRegionOp r) { regions.push_back(r); });
+  for (RoleRegionOp region : regions) {
+    if (region->getParentOp() != kernel.getOperation())
+      return region.emitOpError() << "must be at the top level of its kernel";
+    ThreadGroup g = threadGroup(region);
+    RoleAttr role = cast<RoleAttr>(roles[g.barrierId - 1]);
+    Location loc = region.getLoc();
+    OpBuilder b(region);
+    Value tid = b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type());
+    Value from = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, tid, i32Const(b, loc, g.firstThread));
+    Value to = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid, i32Const(b, loc, g.firstThread + g.threads));
+    auto branch = b.create<scf::IfOp>(loc, b.create<arith::AndIOp>(loc, from, to), /*withElseRegion=*/false);
+    branch->setAttr(kRoleGroupAttr, b.getDenseI64ArrayAttr({g.firstThread, g.threads, g.barrierId}));
+    Block *then = branch.thenBlock();
+    then->getOperations().splice(then->begin(), region.getBody().front().getOperations());
+    if (int64_t want = role.getRegisters(); want && cap && want != cap) {
+      OpBuilder t = OpBuilder::atBlockBegin(then);
+      t.create<NVVM::SetMaxRegisterOp>(loc, want, want > cap ? NVVM::SetMaxRegisterAction::increase
+                                                             : NVVM::SetMaxRegisterAction::decrease);
+    }
+    region.erase();
+  }
+  return success();
+}
+
 /// qla.for loops that no pass pipelined are plain loops.
 void lowerRemainingLoops(func::FuncOp kernel) {
   SmallVector<ForOp> loops;
@@ -215,11 +257,8 @@ struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
     for (auto kernel : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
         continue;
-      if (kernel->hasAttr(QlaDialect::kRolesAttr)) {
-        kernel.emitError() << "warp-specialized kernels (qla.roles) are not lowered yet: qla-assign-roles gives "
-                              "every op its role, the qla-warp-specialize pass that builds the schedule is to come";
+      if (failed(lowerRoleRegions(kernel)))
         return signalPassFailure();
-      }
       lowerRemainingLoops(kernel);
       markCopyRuns(kernel);
       SmallVector<Attribute> params;
@@ -232,10 +271,13 @@ struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
            {QlaDialect::kGridAttr, QlaDialect::kBlockAttr, QlaDialect::kSmemAttr, QlaDialect::kMinBlocksAttr})
         if (Attribute v = kernel->getAttr(attr))
           entry.push_back(b.getNamedAttr(attr.drop_front(4), v));
+      if (int64_t cap = registerCapWithRoles(kernel))
+        entry.push_back(b.getNamedAttr("max_registers", b.getI64IntegerAttr(cap)));
       abi.push_back(b.getNamedAttr(kernel.getSymName(), b.getDictionaryAttr(entry)));
       for (StringRef attr : {QlaDialect::kKernelAttr, QlaDialect::kGridAttr, QlaDialect::kBlockAttr,
                              QlaDialect::kSmemAttr, QlaDialect::kMinBlocksAttr})
         kernel->removeAttr(attr); // qla.abi carries them from here on (qla.scratch_offset is read by the lowering)
+      kernel->removeAttr(QlaDialect::kRolesAttr);
     }
     // Declared with the 16-byte alignment the hardware guarantees: a larger declared alignment is not
     // honoured for dynamic shared memory, and would let LLVM fold away the run-time alignment.

@@ -48,6 +48,8 @@ LogicalResult markKernels(ModuleOp module) {
       SmallVector<int32_t> dims(block.asArrayRef().begin(), block.asArrayRef().end());
       fn->setAttr("nvvm.maxntid", b.getDenseI32ArrayAttr(dims));
     }
+    if (auto cap = dyn_cast_or_null<IntegerAttr>(d.get("max_registers"))) // setmaxnreg needs .maxnreg
+      fn->setAttr("nvvm.maxnreg", b.getI32IntegerAttr(static_cast<int32_t>(cap.getInt())));
     if (auto minBlocks = dyn_cast_or_null<IntegerAttr>(d.get("min_blocks_per_sm")))
       fn->setAttr("nvvm.minctasm", b.getI32IntegerAttr(static_cast<int32_t>(minBlocks.getInt())));
     auto params = cast<ArrayAttr>(d.get("params"));

@@ -58,6 +58,30 @@ int64_t qla::smemBlockRowBytes(int64_t rowBytes) {
 
 int64_t qla::smemColumnBlocks(int64_t rowBytes) { return rowBytes / smemBlockRowBytes(rowBytes); }
 
+ThreadGroup qla::threadGroup(Operation *op) {
+  for (Operation *at = op; at; at = at->getParentOp()) {
+    if (auto group = at->getAttrOfType<DenseI64ArrayAttr>(kRoleGroupAttr); group && group.size() == 3)
+      return {group[0], group[1], group[2]};
+    if (auto region = dyn_cast<RoleRegionOp>(at)) {
+      auto kernel = region->getParentOfType<func::FuncOp>();
+      auto roles = kernel ? kernel->getAttrOfType<ArrayAttr>(QlaDialect::kRolesAttr) : ArrayAttr();
+      if (!roles)
+        return {};
+      int64_t first = 0, index = 0;
+      for (auto role : roles.getAsRange<RoleAttr>()) {
+        ++index;
+        if (role.getName().getValue() == region.getRole())
+          return {first, role.getWarpgroups() * 128, index};
+        first += role.getWarpgroups() * 128;
+      }
+      return {};
+    }
+    if (auto kernel = dyn_cast<func::FuncOp>(at))
+      return {0, kernelThreads(kernel), 0};
+  }
+  return {};
+}
+
 int64_t qla::kernelThreads(Operation *kernel) {
   auto block = kernel->getAttrOfType<DenseI64ArrayAttr>(QlaDialect::kBlockAttr);
   if (!block)
@@ -359,6 +383,15 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     if (!bytes || bytes.getInt() < 0 || bytes.getInt() > 227 * 1024)
       return op->emitError() << "'" << name << "' must be an integer up to 232448 (227 KiB)";
     return requireFunc();
+  }
+  if (name == kRoleGroupAttr) {
+    auto group = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!group || group.size() != 3 || group[0] % 128 != 0 || group[1] <= 0 || group[1] % 128 != 0 ||
+        group[2] < 1 || group[2] > 15)
+      return op->emitError() << "'" << name
+                             << "' must be [first thread, threads, barrier id] with whole warpgroups and an id "
+                                "from 1 to 15";
+    return success();
   }
   return op->emitError() << "unknown qla attribute '" << name << "'";
 }

@@ -1,6 +1,7 @@
 // qla-assign-layouts: register-fragment distributions and shared-memory layouts.
 //  - A 2-D fragment with rows a multiple of 64 and 8..256 columns is spread like wgmma accumulators
-//    over the kernel's warpgroups; any other fragment round-robin over the threads (#qla.strided).
+//    over the warpgroups that run it (its role's, else the block's); any other fragment round-robin
+//    over their threads (#qla.strided).
 //  - A shared tile is stored as is (row-major, swizzled) and read MN-major by the gemms that need it
 //    in a transposed role (Aᵀ or a non-transposed B) when wgmma can (16-bit elements, rows a multiple
 //    of 128 bytes); else it is stored K-major for them (#qla.swizzle<…, transposed = true>), and a tile
@@ -61,15 +62,17 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
     getOperation().walk([&](func::FuncOp kernel) {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
         return;
-      shareRegisterOperands(kernel, kernelThreads(kernel));
-      assignFragments(kernel, kernelThreads(kernel));
+      shareRegisterOperands(kernel);
+      assignFragments(kernel);
       if (failed(assignShared(kernel)))
         signalPassFailure();
     });
   }
 
-  void shareRegisterOperands(func::FuncOp kernel, int64_t threads) {
+  // Fragments are spread over the threads that run them: a role's warpgroups, else the block.
+  void shareRegisterOperands(func::FuncOp kernel) {
     kernel.walk([&](GemmOp gemm) {
+      int64_t threads = threadGroup(gemm).threads;
       auto a = gemm.getA().getType();
       if (!a.isFragment())
         return;
@@ -85,19 +88,20 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
     });
   }
 
-  void assignFragments(func::FuncOp kernel, int64_t threads) {
-    auto retype = [&](Value v) {
+  void assignFragments(func::FuncOp kernel) {
+    auto retype = [&](Value v, int64_t threads) {
       auto tile = dyn_cast<TileType>(v.getType());
       if (tile && tile.isFragment() && !tile.getLayout())
         v.setType(tile.withLayout(fragmentLayout(tile, threads)));
     };
     kernel.walk([&](Operation *op) {
+      int64_t threads = threadGroup(op).threads;
       for (Value r : op->getResults())
-        retype(r);
+        retype(r, threads);
       for (Region &region : op->getRegions())
         for (Block &block : region)
           for (BlockArgument arg : block.getArguments())
-            retype(arg);
+            retype(arg, threads);
     });
   }
 

@@ -71,13 +71,13 @@ SmallVector<Operation *> offsetSlice(CopyOp copy, Block *body) {
 struct PipelinedLoop {
   ForOp loop;
   int64_t stages;
-  int64_t warpgroups;
+  int64_t warpgroups; // that release each slot (arrive on empty)
   SmallVector<CopyOp> copies;
   SmallVector<Value> rings;
   Value full, empty, leader, wgLeader, tripCount;
   int64_t txBytes = 0;
 
-  /// Thread 0 issues the TMA loads of iteration `iter` into slot `slot`, completing on full[slot].
+  /// The issuing thread fills slot `slot` for iteration `iter`, completing on full[slot].
   void issueLoads(OpBuilder &b, Location loc, Value iter, Value slot) {
     Value iv = b.create<arith::AddIOp>(
         loc, loop.getLowerBound(), b.create<arith::MulIOp>(loc, iter, loop.getStep()));
@@ -101,12 +101,277 @@ struct PipelinedLoop {
       }
     }
   }
+
+  /// The barrier rings and one shared-memory ring per copy.
+  void allocateRings(OpBuilder &b, Location loc) {
+    MLIRContext *ctx = b.getContext();
+    auto wgSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto groupType = nvgpu::MBarrierGroupType::get(ctx, wgSpace, stages);
+    full = b.create<nvgpu::MBarrierCreateOp>(loc, groupType);
+    empty = b.create<nvgpu::MBarrierCreateOp>(loc, groupType);
+    for (CopyOp copy : copies) {
+      TileType slot = copy.getResult().getType();
+      SmallVector<int64_t> ringShape{stages};
+      ringShape.append(slot.getShape().begin(), slot.getShape().end());
+      rings.push_back(b.create<SmemAllocOp>(loc, slot.withShape(ringShape), IntegerAttr()));
+    }
+  }
+
+  /// Their initialisation by `leader`, visible to the async proxy and to every thread before anyone
+  /// uses them.
+  void initialiseRings(OpBuilder &b, Location loc) {
+    b.create<scf::IfOp>(loc, leader, [&](OpBuilder &t, Location l) {
+      Value one = constIndex(t, l, 1), releasers = constIndex(t, l, warpgroups);
+      for (int64_t s = 0; s < stages; ++s) {
+        Value slot = constIndex(t, l, s);
+        t.create<nvgpu::MBarrierInitOp>(l, full, one, slot, Value());
+        t.create<nvgpu::MBarrierInitOp>(l, empty, releasers, slot, Value());
+      }
+      t.create<NVVM::FenceMbarrierInitOp>(l);
+      t.create<scf::YieldOp>(l);
+    });
+    b.create<NVVM::Barrier0Op>(loc);
+  }
 };
+
+/// Iteration number, slot and phase parity of induction variable `iv` in a ring of `stages`.
+struct RingPosition {
+  Value iter, slot, parity;
+  RingPosition(OpBuilder &b, Location loc, ForOp loop, Value iv, int64_t stages) {
+    Value cS = constIndex(b, loc, stages);
+    iter = b.create<arith::DivSIOp>(loc, b.create<arith::SubIOp>(loc, iv, loop.getLowerBound()), loop.getStep());
+    slot = b.create<arith::RemUIOp>(loc, iter, cS);
+    Value phase = b.create<arith::RemUIOp>(loc, b.create<arith::DivUIOp>(loc, iter, cS), constIndex(b, loc, 2));
+    parity = b.create<arith::IndexCastOp>(loc, b.getI1Type(), phase);
+  }
+};
+
+Value waitTicks(OpBuilder &b, Location loc) { return constIndex(b, loc, 10000000); }
+
+/// Replaces `loop` by its steady state over the rings of `p`: each iteration waits for its slot to
+/// be full, reads each (value, ring) of `fromSlot` (copies of the body, or channel gets) from its ring,
+/// and releases the
+/// slot once the gemms that read it have retired. With `refill`, the issuing thread then refills the
+/// released slot for `stages` iterations later (qla-pipeline without roles); a producer role does that
+/// instead in a warp-specialized kernel.
+void buildSteadyState(PipelinedLoop &p, ArrayRef<std::pair<Value, Value>> fromSlot, bool refill) {
+  ForOp loop = p.loop;
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1), cS = constIndex(b, loc, p.stages);
+  auto newLoop = b.create<scf::ForOp>(loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
+                                      loop.getInitArgs());
+  Block *oldBody = loop.getBodyBlock();
+  Block *newBody = newLoop.getBody();
+  if (!newBody->empty())
+    newBody->back().erase(); // the builder's implicit scf.yield; ours comes last
+  OpBuilder nb = OpBuilder::atBlockBegin(newBody);
+  Value iv = newLoop.getInductionVar();
+  RingPosition at(nb, loc, loop, iv, p.stages);
+  nb.create<nvgpu::MBarrierTryWaitParityOp>(loc, p.full, at.parity, waitTicks(nb, loc), at.slot);
+
+  IRMapping map;
+  map.map(loop.getInductionVar(), iv);
+  for (auto [oldArg, newArg] : llvm::zip(loop.getRegionIterArgs(), newLoop.getRegionIterArgs()))
+    map.map(oldArg, newArg);
+  llvm::SmallPtrSet<Operation *, 8> replaced;
+  for (auto [value, ring] : fromSlot) {
+    map.map(value, nb.create<SlotOp>(loc, value.getType(), ring, at.slot));
+    replaced.insert(value.getDefiningOp());
+  }
+  // A body whose gemm results only accumulate into other gemms or are carried (a GEMM's K loop)
+  // keeps one gemm group in flight across iterations. Any other body (gemm results read by
+  // elementwise ops, as in a recurrence) keeps its gemms synchronous here — qla-overlap-gemms
+  // places their waits — and releases its own slot once they are all done.
+  bool accumulateOnly = llvm::all_of(oldBody->getOps<GemmOp>(), [](GemmOp g) {
+    return llvm::all_of(g->getUses(), [](OpOperand &use) {
+      auto user = dyn_cast<GemmOp>(use.getOwner());
+      return isa<YieldOp>(use.getOwner()) || (user && &user.getAccMutable() == &use);
+    });
+  });
+  SmallVector<Value> yielded;
+  for (Operation &op : oldBody->getOperations()) {
+    if (replaced.contains(&op))
+      continue;
+    if (auto yield = dyn_cast<YieldOp>(op)) {
+      for (Value v : yield.getValues())
+        yielded.push_back(map.lookupOrDefault(v));
+      continue;
+    }
+    Operation *clone = nb.clone(op, map);
+    if (auto gemm = dyn_cast<GemmOp>(clone); gemm && accumulateOnly)
+      gemm.setAsync(true);
+  }
+  auto release = [&](OpBuilder &t, Location l, Value slot) {
+    t.create<nvgpu::MBarrierArriveOp>(l, nvgpu::MBarrierTokenType::get(t.getContext()), p.empty, slot);
+    t.create<scf::YieldOp>(l);
+  };
+  if (!accumulateOnly) {
+    // Every gemm of this iteration has read its slot: release it, and the issuing thread refills it
+    // for iteration iter + stages once every warpgroup has released it.
+    nb.create<AsyncWaitOp>(loc, 0);
+    nb.create<scf::IfOp>(loc, p.wgLeader, [&](OpBuilder &t, Location l) { release(t, l, at.slot); });
+    if (refill) {
+      Value next = nb.create<arith::AddIOp>(loc, at.iter, cS);
+      Value go = nb.create<arith::AndIOp>(
+          loc, p.leader, nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, next, p.tripCount));
+      nb.create<scf::IfOp>(loc, go, [&](OpBuilder &t, Location l) {
+        t.create<nvgpu::MBarrierTryWaitParityOp>(l, p.empty, at.parity, waitTicks(t, l), at.slot);
+        p.issueLoads(t, l, next, at.slot);
+        t.create<scf::YieldOp>(l);
+      });
+    }
+  } else {
+    // gemms of the previous iteration have retired: release its slot, then refill it.
+    nb.create<AsyncWaitOp>(loc, 1);
+    Value prev = nb.create<arith::SubIOp>(loc, at.iter, c1);
+    Value prevSlot = nb.create<arith::RemUIOp>(loc, prev, cS);
+    Value hasPrev = nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, at.iter, c0);
+    nb.create<scf::IfOp>(loc, nb.create<arith::AndIOp>(loc, hasPrev, p.wgLeader),
+                         [&](OpBuilder &t, Location l) { release(t, l, prevSlot); });
+    if (refill) {
+      Value refillIter = nb.create<arith::AddIOp>(loc, prev, cS);
+      Value inRange = nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, refillIter, p.tripCount);
+      Value go = nb.create<arith::AndIOp>(loc, p.leader, nb.create<arith::AndIOp>(loc, hasPrev, inRange));
+      nb.create<scf::IfOp>(loc, go, [&](OpBuilder &t, Location l) {
+        Value prevPhase = t.create<arith::RemUIOp>(l, t.create<arith::DivUIOp>(l, prev, cS), constIndex(t, l, 2));
+        Value prevParity = t.create<arith::IndexCastOp>(l, t.getI1Type(), prevPhase);
+        t.create<nvgpu::MBarrierTryWaitParityOp>(l, p.empty, prevParity, waitTicks(t, l), prevSlot);
+        p.issueLoads(t, l, refillIter, prevSlot);
+        t.create<scf::YieldOp>(l);
+      });
+    }
+  }
+  nb.create<scf::YieldOp>(loc, yielded);
+  b.setInsertionPointAfter(newLoop);
+  if (accumulateOnly)
+    b.create<AsyncWaitOp>(loc, 0);
+  loop.replaceAllUsesWith(newLoop.getResults());
+  loop.erase();
+}
+
+Value threadIndex(OpBuilder &b, Location loc) {
+  return b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type()));
+}
+
+/// A warp-specialized kernel (qla-warp-specialize made its role regions): the copies that a producer
+/// role's loop puts into channels become TMA rings. The producer's first thread waits for a slot to
+/// be empty, then fills it (arrive.expect_tx + TMA loads); the loops of the other roles that get those
+/// channels wait for the slot to be full and release it once their gemms have read it (one arrive per
+/// warpgroup). Iteration i uses slot i % stages with parity (i / stages) & 1; the producer waits on
+/// empty with the opposite parity, which a fresh barrier passes (the first round needs no release).
+LogicalResult specializeChannels(func::FuncOp kernel) {
+  SmallVector<ForOp> producers;
+  kernel.walk([&](ForOp loop) {
+    if (!loop.getBodyBlock()->getOps<ChannelPutOp>().empty())
+      producers.push_back(loop);
+  });
+  for (ForOp loop : producers) {
+    auto region = loop->getParentOfType<RoleRegionOp>();
+    if (!region || loop->getParentOfType<ForOp>() || loop.getNumResults() != 0)
+      return loop.emitError() << "a loop that puts into channels must be a top-level loop of a role region "
+                                 "that carries nothing";
+    PipelinedLoop p{loop, std::max<int64_t>(1, static_cast<int64_t>(loop.getStages())), 0};
+    llvm::DenseMap<int64_t, Value> ringOf;
+    SmallVector<int64_t> channels;
+    for (Operation &op : loop.getBodyBlock()->without_terminator()) {
+      if (auto put = dyn_cast<ChannelPutOp>(op)) {
+        auto copy = put.getValue().getDefiningOp<CopyOp>();
+        if (!copy || !copy.getResult().getType().isShared() || !copy->hasOneUse())
+          return put.emitError() << "only a copy into shared memory, read by nothing else, can go through a "
+                                    "channel for now (register tiles across roles are not lowered yet)";
+        if (std::string why = whyNotTma(copy); !why.empty())
+          return copy.emitError() << "a copy into a channel must use TMA, and this one cannot: " << why;
+        p.copies.push_back(copy);
+        channels.push_back(put.getChannel());
+        p.txBytes += copy.getResult().getType().getSizeInBytes();
+      } else if (!isa<CopyOp>(op) && !isPure(&op)) {
+        return op.emitError() << "the producer's loop may only compute offsets and put copies into channels "
+                                 "for now";
+      }
+    }
+    SmallVector<ForOp> consumers;
+    kernel.walk([&](ForOp other) {
+      if (other != loop && llvm::any_of(other.getBodyBlock()->getOps<ChannelGetOp>(), [&](ChannelGetOp get) {
+            return llvm::is_contained(channels, static_cast<int64_t>(get.getChannel()));
+          }))
+        consumers.push_back(other);
+    });
+    for (ForOp consumer : consumers)
+      p.warpgroups += threadGroup(consumer).threads / 128;
+
+    // Barriers and rings before the first role region: all threads are there to initialise them.
+    RoleRegionOp first = *kernel.getBody().front().getOps<RoleRegionOp>().begin();
+    Location loc = loop.getLoc();
+    OpBuilder b(first);
+    p.allocateRings(b, loc);
+    p.leader = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, threadIndex(b, loc), constIndex(b, loc, 0));
+    p.initialiseRings(b, loc);
+    for (auto [channel, ring] : llvm::zip(channels, p.rings))
+      ringOf[channel] = ring;
+
+    // The producer: its first thread runs the loop, the rest of its warpgroups have nothing to do.
+    b.setInsertionPoint(loop);
+    Value isIssuer = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, threadIndex(b, loc),
+                                             constIndex(b, loc, threadGroup(loop).firstThread));
+    b.create<scf::IfOp>(loc, isIssuer, [&](OpBuilder &t, Location l) {
+      t.create<scf::ForOp>(l, loop.getLowerBound(), loop.getUpperBound(), loop.getStep(), ValueRange{},
+                           [&](OpBuilder &f, Location fl, Value iv, ValueRange) {
+                             RingPosition at(f, fl, loop, iv, p.stages);
+                             Value released = f.create<arith::XOrIOp>(
+                                 fl, at.parity, f.create<arith::ConstantIntOp>(fl, f.getI1Type(), 1));
+                             f.create<nvgpu::MBarrierTryWaitParityOp>(fl, p.empty, released, waitTicks(f, fl),
+                                                                      at.slot);
+                             p.issueLoads(f, fl, at.iter, at.slot);
+                             f.create<scf::YieldOp>(fl);
+                           });
+      t.create<scf::YieldOp>(l);
+    });
+
+    // The readers.
+    for (ForOp consumer : consumers) {
+      if (consumer->getParentOfType<ForOp>())
+        return consumer.emitError() << "a loop that gets from channels must not be nested in another loop";
+      p.loop = consumer;
+      OpBuilder cb(consumer);
+      Value tid = threadIndex(cb, loc);
+      p.wgLeader = cb.create<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::eq, cb.create<arith::RemUIOp>(loc, tid, constIndex(cb, loc, 128)),
+          constIndex(cb, loc, 0));
+      SmallVector<std::pair<Value, Value>> fromSlot;
+      for (ChannelGetOp get : consumer.getBodyBlock()->getOps<ChannelGetOp>())
+        if (Value ring = ringOf.lookup(get.getChannel()))
+          fromSlot.push_back({get.getResult(), ring});
+      buildSteadyState(p, fromSlot, /*refill=*/false);
+    }
+    // The copies' slices were cloned into the producer's loop; the original loop goes.
+    loop.erase();
+  }
+  WalkResult left = kernel.walk([](Operation *op) {
+    if (!isa<ChannelGetOp, ChannelPutOp>(op))
+      return WalkResult::advance();
+    op->emitError() << "this channel is not lowered: its value is not a copy that a producer loop puts "
+                       "(only TMA copies across roles are supported for now)";
+    return WalkResult::interrupt();
+  });
+  return failure(left.wasInterrupted());
+}
 
 struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
   void runOnOperation() override {
     SmallVector<ForOp> loops;
-    getOperation().walk([&](ForOp loop) { loops.push_back(loop); });
+    SmallVector<func::FuncOp> specialized;
+    getOperation().walk([&](func::FuncOp kernel) {
+      if (!kernel.getBody().empty() && !kernel.getBody().front().getOps<RoleRegionOp>().empty())
+        specialized.push_back(kernel);
+    });
+    for (func::FuncOp kernel : specialized)
+      if (failed(specializeChannels(kernel)))
+        return signalPassFailure();
+    getOperation().walk([&](ForOp loop) {
+      if (!loop->getParentOfType<RoleRegionOp>())
+        loops.push_back(loop);
+    });
     for (ForOp loop : loops)
       if (failed(pipeline(loop)))
         return signalPassFailure();
@@ -146,148 +411,28 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
 
     Location loc = loop.getLoc();
     OpBuilder b(loop);
-    MLIRContext *ctx = b.getContext();
-    auto wgSpace = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    auto groupType = nvgpu::MBarrierGroupType::get(ctx, wgSpace, p.stages);
-    p.full = b.create<nvgpu::MBarrierCreateOp>(loc, groupType);
-    p.empty = b.create<nvgpu::MBarrierCreateOp>(loc, groupType);
-    for (CopyOp copy : p.copies) {
-      TileType slot = copy.getResult().getType();
-      SmallVector<int64_t> ringShape{p.stages};
-      ringShape.append(slot.getShape().begin(), slot.getShape().end());
-      p.rings.push_back(b.create<SmemAllocOp>(loc, slot.withShape(ringShape), IntegerAttr()));
-    }
-    Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1), c2 = constIndex(b, loc, 2);
-    Value cS = constIndex(b, loc, p.stages);
-    Value tid = b.create<arith::IndexCastUIOp>(loc, b.getIndexType(),
-                                               b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type()));
-    p.leader = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, c0);
+    p.allocateRings(b, loc);
+    Value tid = threadIndex(b, loc);
+    p.leader = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, constIndex(b, loc, 0));
     p.wgLeader = b.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::eq, b.create<arith::RemUIOp>(loc, tid, constIndex(b, loc, 128)), c0);
+        loc, arith::CmpIPredicate::eq, b.create<arith::RemUIOp>(loc, tid, constIndex(b, loc, 128)),
+        constIndex(b, loc, 0));
     Value span = b.create<arith::SubIOp>(loc, loop.getUpperBound(), loop.getLowerBound());
     p.tripCount = b.create<arith::CeilDivSIOp>(loc, span, loop.getStep());
-
-    // Barrier initialisation, visible to the async proxy before any TMA uses it.
-    b.create<scf::IfOp>(loc, p.leader, [&](OpBuilder &t, Location l) {
-      Value wgs = constIndex(t, l, p.warpgroups);
-      for (int64_t s = 0; s < p.stages; ++s) {
-        Value slot = constIndex(t, l, s);
-        t.create<nvgpu::MBarrierInitOp>(l, p.full, c1, slot, Value());
-        t.create<nvgpu::MBarrierInitOp>(l, p.empty, wgs, slot, Value());
-      }
-      t.create<NVVM::FenceMbarrierInitOp>(l);
-      t.create<scf::YieldOp>(l);
-    });
-    b.create<NVVM::Barrier0Op>(loc);
-
+    p.initialiseRings(b, loc);
     // Prologue: fill every slot.
     for (int64_t s = 0; s < p.stages; ++s) {
       Value iter = constIndex(b, loc, s);
       Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, iter, p.tripCount);
-      Value go = b.create<arith::AndIOp>(loc, p.leader, inRange);
-      b.create<scf::IfOp>(loc, go, [&](OpBuilder &t, Location l) {
+      b.create<scf::IfOp>(loc, b.create<arith::AndIOp>(loc, p.leader, inRange), [&](OpBuilder &t, Location l) {
         p.issueLoads(t, l, iter, iter);
         t.create<scf::YieldOp>(l);
       });
     }
-
-    // The steady-state loop.
-    auto newLoop = b.create<scf::ForOp>(loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
-                                        loop.getInitArgs());
-    Block *oldBody = loop.getBodyBlock();
-    Block *newBody = newLoop.getBody();
-    if (!newBody->empty())
-      newBody->back().erase(); // the builder's implicit scf.yield; ours comes last
-    OpBuilder nb = OpBuilder::atBlockBegin(newBody);
-    Value iv = newLoop.getInductionVar();
-    Value iter = nb.create<arith::DivSIOp>(loc, nb.create<arith::SubIOp>(loc, iv, loop.getLowerBound()),
-                                           loop.getStep());
-    Value slot = nb.create<arith::RemUIOp>(loc, iter, cS);
-    Value phase = nb.create<arith::RemUIOp>(loc, nb.create<arith::DivUIOp>(loc, iter, cS), c2);
-    Value parity = nb.create<arith::IndexCastOp>(loc, nb.getI1Type(), phase);
-    Value ticks = constIndex(nb, loc, 10000000);
-    nb.create<nvgpu::MBarrierTryWaitParityOp>(loc, p.full, parity, ticks, slot);
-
-    IRMapping map;
-    map.map(loop.getInductionVar(), iv);
-    for (auto [oldArg, newArg] : llvm::zip(loop.getRegionIterArgs(), newLoop.getRegionIterArgs()))
-      map.map(oldArg, newArg);
+    SmallVector<std::pair<Value, Value>> fromSlot;
     for (auto [copy, ring] : llvm::zip(p.copies, p.rings))
-      map.map(copy.getResult(), nb.create<SlotOp>(loc, copy.getResult().getType(), ring, slot));
-    // A body whose gemm results only accumulate into other gemms or are carried (a GEMM's K loop)
-    // keeps one gemm group in flight across iterations. Any other body (gemm results read by
-    // elementwise ops, as in a recurrence) keeps its gemms synchronous here — qla-overlap-gemms
-    // places their waits — and releases its own slot once they are all done.
-    bool accumulateOnly = llvm::all_of(oldBody->getOps<GemmOp>(), [](GemmOp g) {
-      return llvm::all_of(g->getUses(), [](OpOperand &use) {
-        auto user = dyn_cast<GemmOp>(use.getOwner());
-        return isa<YieldOp>(use.getOwner()) || (user && &user.getAccMutable() == &use);
-      });
-    });
-    SmallVector<Value> yielded;
-    for (Operation &op : oldBody->getOperations()) {
-      if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getResult().getType().isShared())
-        continue;
-      if (auto yield = dyn_cast<YieldOp>(op)) {
-        for (Value v : yield.getValues())
-          yielded.push_back(map.lookupOrDefault(v));
-        continue;
-      }
-      Operation *clone = nb.clone(op, map);
-      if (auto gemm = dyn_cast<GemmOp>(clone); gemm && accumulateOnly)
-        gemm.setAsync(true);
-    }
-    if (!accumulateOnly) {
-      // Every gemm of this iteration has read its slot: release it, and the issuing thread refills it
-      // for iteration iter + stages once every warpgroup has released it.
-      nb.create<AsyncWaitOp>(loc, 0);
-      nb.create<scf::IfOp>(loc, p.wgLeader, [&](OpBuilder &t, Location l) {
-        t.create<nvgpu::MBarrierArriveOp>(l, nvgpu::MBarrierTokenType::get(t.getContext()), p.empty, slot);
-        t.create<scf::YieldOp>(l);
-      });
-      Value next = nb.create<arith::AddIOp>(loc, iter, cS);
-      Value refill = nb.create<arith::AndIOp>(
-          loc, p.leader, nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, next, p.tripCount));
-      nb.create<scf::IfOp>(loc, refill, [&](OpBuilder &t, Location l) {
-        t.create<nvgpu::MBarrierTryWaitParityOp>(l, p.empty, parity, ticks, slot);
-        p.issueLoads(t, l, next, slot);
-        t.create<scf::YieldOp>(l);
-      });
-      nb.create<scf::YieldOp>(loc, yielded);
-      b.setInsertionPointAfter(newLoop);
-      loop.replaceAllUsesWith(newLoop.getResults());
-      loop.erase();
-      return success();
-    }
-
-    // gemms of the previous iteration have retired: release its slot, then refill it.
-    nb.create<AsyncWaitOp>(loc, 1);
-    Value prev = nb.create<arith::SubIOp>(loc, iter, c1);
-    Value prevSlot = nb.create<arith::RemUIOp>(loc, prev, cS);
-    Value hasPrev = nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, iter, c0);
-    nb.create<scf::IfOp>(loc, nb.create<arith::AndIOp>(loc, hasPrev, p.wgLeader),
-                         [&](OpBuilder &t, Location l) {
-                           t.create<nvgpu::MBarrierArriveOp>(
-                               l, nvgpu::MBarrierTokenType::get(t.getContext()), p.empty, prevSlot);
-                           t.create<scf::YieldOp>(l);
-                         });
-    Value refillIter = nb.create<arith::AddIOp>(loc, prev, cS);
-    Value refillInRange = nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, refillIter, p.tripCount);
-    Value refill = nb.create<arith::AndIOp>(
-        loc, p.leader, nb.create<arith::AndIOp>(loc, hasPrev, refillInRange));
-    nb.create<scf::IfOp>(loc, refill, [&](OpBuilder &t, Location l) {
-      Value prevPhase = t.create<arith::RemUIOp>(l, t.create<arith::DivUIOp>(l, prev, cS), c2);
-      Value prevParity = t.create<arith::IndexCastOp>(l, t.getI1Type(), prevPhase);
-      t.create<nvgpu::MBarrierTryWaitParityOp>(l, p.empty, prevParity, ticks, prevSlot);
-      p.issueLoads(t, l, refillIter, prevSlot);
-      t.create<scf::YieldOp>(l);
-    });
-    nb.create<scf::YieldOp>(loc, yielded);
-
-    b.setInsertionPointAfter(newLoop);
-    b.create<AsyncWaitOp>(loc, 0);
-    loop.replaceAllUsesWith(newLoop.getResults());
-    loop.erase();
+      fromSlot.push_back({copy.getResult(), ring});
+    buildSteadyState(p, fromSlot, /*refill=*/true);
     return success();
   }
 };

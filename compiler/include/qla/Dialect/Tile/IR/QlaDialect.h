@@ -37,6 +37,18 @@ int64_t elementBytes(mlir::Type t);
 /// The kernel's threads per block (qla.block), or 0 when the function is not a kernel.
 int64_t kernelThreads(mlir::Operation *kernel);
 
+/// Set by qla-convert-to-nvvm on the branch a qla.role_region becomes: [first thread, threads, named
+/// barrier id] of the role.
+constexpr llvm::StringLiteral kRoleGroupAttr = "qla.role_group";
+/// The threads that run `op`: the warpgroups of the role around it (a qla.role_region, or the branch
+/// marked qla.role_group once lowered), with the named barrier they synchronise on (role i: i + 1);
+/// else the whole block (threads = the kernel's, or 0 when unknown; barrier 0).
+struct ThreadGroup {
+  int64_t firstThread = 0, threads = 0, barrierId = 0;
+  bool isRole() const { return barrierId != 0; }
+};
+ThreadGroup threadGroup(mlir::Operation *op);
+
 /// Shared-memory layout of a tile (rank >= 2; rings use their slot shape). Rows of 32 or 64 bytes are
 /// swizzled at their own width; rows that are a multiple of 128 bytes are stored as column blocks,
 /// each [rows][128 bytes] with the 128-byte swizzle: the layout of a TMA box and of a K-major wgmma

@@ -1,0 +1,113 @@
+// RUN: qla-opt %s -qla-pipeline -split-input-file -verify-diagnostics | FileCheck %s
+
+// A warp-specialized K loop (what qla-warp-specialize makes of a GEMM with a producer warpgroup and a
+// two-warpgroup "mma" role), three stages, the loop from 0 to 10: the copies the producer puts into
+// channels 0 and 1 become two rings of three slots with one pair of mbarrier rings (full: 1 arrive with
+// expect_tx of 2 x 128x64 bf16 = 32768 bytes; empty: 2 arrives, one per consumer warpgroup),
+// initialised by thread 0 before the role regions. The producer's first thread (thread 0 here) waits
+// for each slot to be empty with the parity opposite to the iteration's ((i / 3) & 1 xor 1: a fresh
+// barrier passes it), then fills it; the consumers wait for full with parity (i / 3) & 1, read the
+// slots, keep one asynchronous gemm group in flight and release the previous iteration's slot.
+// CHECK-LABEL: func.func @producer_and_two_consumers(
+// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 3>
+// CHECK-NEXT: %[[EMPTY:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 3>
+// CHECK-NEXT: %[[RA:.*]] = qla.smem_alloc : !qla.tile<3x128x64xbf16, smem>
+// CHECK-NEXT: %[[RB:.*]] = qla.smem_alloc : !qla.tile<3x128x64xbf16, smem>
+// CHECK: scf.if
+// CHECK-COUNT-3: nvgpu.mbarrier.init %[[FULL]][%{{.*}}], %[[ONE:.*]] : {{.*}}
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.barrier0
+// CHECK: qla.role_region "loads" {
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[ISSUER:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK: scf.if %[[ISSUER]] {
+// CHECK: scf.for %[[IV:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[SLOT:.*]] = arith.remui %[[ITER:.*]], %[[S3:.*]] : index
+// CHECK: %[[ROUND:.*]] = arith.divui %[[ITER]], %[[S3]] : index
+// CHECK: %[[PHASE:.*]] = arith.remui %[[ROUND]], %{{.*}} : index
+// CHECK: %[[PAR:.*]] = arith.index_cast %[[PHASE]] : index to i1
+// CHECK: %[[REL:.*]] = arith.xori %[[PAR]], %true : i1
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%[[SLOT]]], %[[REL]]
+// CHECK: %[[TX:.*]] = arith.constant 32768 : index
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[SLOT]]], %[[TX]]
+// CHECK: qla.slot %[[RA]][%[[SLOT]]]
+// CHECK: qla.tma_load
+// CHECK: qla.slot %[[RB]][%[[SLOT]]]
+// CHECK: qla.tma_load
+// CHECK-NOT: qla.channel_put
+// CHECK: qla.role_region "mma" {
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: %[[CSLOT:.*]] = arith.remui
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[FULL]][%[[CSLOT]]]
+// CHECK: %[[SA:.*]] = qla.slot %[[RA]][%[[CSLOT]]]
+// CHECK: %[[SB:.*]] = qla.slot %[[RB]][%[[CSLOT]]]
+// CHECK: qla.gemm %[[SA]], %[[SB]], %{{.*}} {async
+// CHECK: qla.async_wait 1
+// CHECK: scf.if
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[EMPTY]][%{{.*}}]
+// CHECK: qla.async_wait 0
+// CHECK-NOT: qla.channel_get
+// CHECK: return
+!acc = !qla.tile<128x128xf32, frag>
+func.func @producer_and_two_consumers(%A: !qla.tensor<1024x640xbf16>, %B: !qla.tensor<1024x640xbf16>)
+    attributes {qla.kernel, qla.block = array<i64: 384, 1, 1>,
+                qla.roles = [#qla.role<"loads", warpgroups = 1, registers = 40, producer = true>,
+                             #qla.role<"mma", warpgroups = 2, registers = 232>]} {
+  qla.role_region "loads" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c10 = arith.constant 10 : index
+    %c64 = arith.constant 64 : index
+    qla.for %c0 to %c10 step %c1 {
+    ^bb0(%k: index):
+      %k0 = arith.muli %k, %c64 : index
+      %a = qla.copy %A[%c0, %k0] {qla.role = "loads"} : !qla.tensor<1024x640xbf16> -> !qla.tile<128x64xbf16, smem>
+      qla.channel_put %a {channel = 0 : i64} : !qla.tile<128x64xbf16, smem>
+      %b = qla.copy %B[%c0, %k0] {qla.role = "loads"} : !qla.tensor<1024x640xbf16> -> !qla.tile<128x64xbf16, smem>
+      qla.channel_put %b {channel = 1 : i64} : !qla.tile<128x64xbf16, smem>
+    } {stages = 3 : i64}
+  }
+  qla.role_region "mma" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c10 = arith.constant 10 : index
+    %z = qla.fill 0.0 : f32 {qla.role = "mma"} : !acc
+    %r = qla.for %c0 to %c10 step %c1 iter_args(%z : !acc) -> !acc {
+    ^bb0(%k: index, %acc: !acc):
+      %a = qla.channel_get {channel = 0 : i64} : !qla.tile<128x64xbf16, smem>
+      %b = qla.channel_get {channel = 1 : i64} : !qla.tile<128x64xbf16, smem>
+      %x = qla.gemm %a, %b, %acc {qla.role = "mma", transpose_b} : !qla.tile<128x64xbf16, smem>, !qla.tile<128x64xbf16, smem>, !acc -> !acc
+      qla.yield %x : !acc
+    } {stages = 3 : i64}
+  }
+  return
+}
+
+// -----
+
+// A register tile crossing roles is not lowered yet: a clear error at the put.
+func.func @fragment_channel(%A: !qla.tensor<1024x640xbf16>)
+    attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>,
+                qla.roles = [#qla.role<"a", warpgroups = 1>, #qla.role<"b", warpgroups = 1>]} {
+  qla.role_region "a" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c10 = arith.constant 10 : index
+    qla.for %c0 to %c10 step %c1 {
+    ^bb0(%k: index):
+      %f = qla.fill 1.0 : f32 {qla.role = "a"} : !qla.tile<64x64xf32, frag>
+      // expected-error @+1 {{only a copy into shared memory, read by nothing else, can go through a channel for now}}
+      qla.channel_put %f {channel = 0 : i64} : !qla.tile<64x64xf32, frag>
+    } {stages = 2 : i64}
+  }
+  qla.role_region "b" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c10 = arith.constant 10 : index
+    qla.for %c0 to %c10 step %c1 {
+    ^bb0(%k: index):
+      %f = qla.channel_get {channel = 0 : i64} : !qla.tile<64x64xf32, frag>
+    } {stages = 2 : i64}
+  }
+  return
+}
