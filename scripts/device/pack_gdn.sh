@@ -7,7 +7,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
 pkg=$root/devpkg
-rm -rf "$pkg" && mkdir -p "$pkg/lib" "$pkg/gdn"
+[ -n "${KEEP_PKG:-}" ] || rm -rf "$pkg"   # KEEP_PKG=1: add to what pack_gemm.sh put there
+mkdir -p "$pkg/lib" "$pkg/gdn"
 qlac=$build/tools/qlac/qlac
 gdn() {
   for k in gdn_offsets gdn_cumsum gdn_chunk_inverse gdn_chunk_forward; do

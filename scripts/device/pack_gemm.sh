@@ -18,6 +18,11 @@ compile sq4096   M=4096,N=4096,K=4096
 compile sq8192   M=8192,N=8192,K=8192
 compile sq8192n128 M=8192,N=8192,K=8192,BN=128,stages=5
 compile sq8192k128 M=8192,N=8192,K=8192,BK=128,BN=128,stages=3
+# Warp-specialized: one producer warpgroup (TMA), two consumer warpgroups (wgmma).
+compile small_ws  M=256,N=256,K=256,BM=128,BN=128,stages=2,specialize=1
+compile ragged_ws M=1000,N=700,K=520,specialize=1
+compile sq4096ws  M=4096,N=4096,K=4096,specialize=1
+compile sq8192ws  M=8192,N=8192,K=8192,specialize=1
 cp "$build/tests/qla_gpu_gemm" "$pkg/"
 cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$pkg/lib/"
 cp "$root/scripts/device/torch_gemm.py" "$root/scripts/device/run_gemm.sh" "$pkg/"

@@ -9,11 +9,14 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "== correctness (all configs) and timing"
 $pkg/qla_gpu_gemm $pkg/kernels/* --bench --iters 100 --json "$out/qla.json" 2>&1 | tee "$out/gemm.log"
-echo "== compute-sanitizer on the small config"
-for tool in memcheck racecheck synccheck; do
-  compute-sanitizer --tool $tool --error-exitcode 9 $pkg/qla_gpu_gemm $pkg/kernels/small > /tmp/san.log 2>&1
-  echo "$tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1))"
-  cat /tmp/san.log >> "$out/sanitizers.log"
+echo "== compute-sanitizer on the small configs (plain and warp-specialized)"
+for cfg in small small_ws; do
+  [ -d $pkg/kernels/$cfg ] || continue
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 $pkg/qla_gpu_gemm $pkg/kernels/$cfg --timeout 120 > /tmp/san.log 2>&1
+    echo "$cfg $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1))" | tee -a "$out/gemm.log"
+    cat /tmp/san.log >> "$out/sanitizers.log"
+  done
 done
 echo "== torch.matmul (cuBLAS) on the same shapes"
 python3 $pkg/torch_gemm.py "$out/qla.json" "$out/result.json" 2>&1 | tee -a "$out/gemm.log"
