@@ -103,6 +103,17 @@ TEST_CASE("ChunkForward needs a workspace of workspaceBytes", "[gdn][api]") {
                     ContainsSubstring("argument 'workspace': expected " + std::to_string(need) + " bytes"));
 }
 
+TEST_CASE("the planner takes the wide value tile only when its grid covers three quarters of the SMs", "[gdn][api]") {
+  using qla::gdn::pickForwardTile;
+  // (16, 32), V = 128 on 132 SMs: 4 sequences give 128 wide blocks (>= 99), one gives 32.
+  CHECK(pickForwardTile(64, 128, 4, 32, 128, 132) == 128);
+  CHECK(pickForwardTile(64, 128, 1, 32, 128, 132) == 64);
+  CHECK(pickForwardTile(64, 128, 3, 32, 128, 132) == 64);  // 96 blocks: a quarter of the SMs idle
+  CHECK(pickForwardTile(64, 128, 2, 64, 128, 132) == 128); // (16, 64) 2x16384
+  CHECK(pickForwardTile(64, 128, 99, 1, 128, 132) == 128);
+  CHECK(pickForwardTile(64, 0, 64, 32, 128, 132) == 64);   // no wide build
+}
+
 TEST_CASE("gdn_offsets writes 0, T, 2T, ... on the interpreter", "[gdn][interpreter]") {
   auto k = buildGdnOffsets(smallConfig());
   HostTensor cu{{4}, {-1, -1, -1, -1}}, q{{3 * 50, 64}, std::vector<double>(150 * 64, 0.5)};

@@ -279,8 +279,9 @@ int main(int argc, char **argv) {
                  "{} seed={} -> {}\n",
                  p.H, p.HV, p.K, p.V, c.cu.empty() ? fmt::format("{}x{}", c.B, c.T) : fmt::format("varlen {}", c.T),
                  r.errO, r.errState, c.cpu ? "CPU float64" : "GPU float64", r.unwritten,
-                 r.ms > 0 ? fmt::format(", {:.3f} ms a call ({:.3f} ms as a CUDA graph replay, {})", r.ms, r.graphMs,
-                                        r.graphIdentical ? "same bits" : "DIFFERENT bits")
+                 r.ms > 0 ? fmt::format(", {:.3f} ms a call ({:.3f} ms as a CUDA graph replay, {}; BV = {})", r.ms,
+                                        r.graphMs, r.graphIdentical ? "same bits" : "DIFFERENT bits",
+                                        fwd.forwardTile(p.numSequences()))
                           : "",
                  seed, ok ? "PASS" : "FAIL");
       Json row = Json::object();
@@ -301,6 +302,7 @@ int main(int argc, char **argv) {
       err.set("final_state", r.errState);
       row.set("rel_l2", err);
       row.set("pass", ok);
+      row.set("forward_bv", fwd.forwardTile(p.numSequences())); // the planner's value tile for this call
       if (r.ms > 0) {
         row.set("ms", r.ms);
         row.set("graph", false);

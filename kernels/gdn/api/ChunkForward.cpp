@@ -1,5 +1,6 @@
 #include "gdn/api/ChunkForward.h"
 
+#include "qla/runtime/DeviceInfo.h"
 #include "qla/runtime/Error.h"
 
 #include <fmt/format.h>
@@ -116,11 +117,31 @@ Layout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, int64_t sequ
 
 } // namespace
 
+int64_t pickForwardTile(int64_t narrow, int64_t wide, int64_t sequences, int64_t HV, int64_t V, int64_t sms) {
+  if (wide <= 0)
+    return narrow;
+  return 4 * sequences * HV * (V / wide) >= 3 * sms ? wide : narrow;
+}
+
 ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
     : images_(std::move(images)), shape_(shape) {
   if (shape_.H <= 0 || shape_.HV % shape_.H != 0 || shape_.BV <= 0 || shape_.V % shape_.BV != 0)
     throw Error(fmt::format("{}: inconsistent kernel shape H = {}, HV = {}, V = {}, BV = {}", kWho, shape_.H, shape_.HV,
                             shape_.V, shape_.BV));
+  if (!images_.wideCubin.empty()) {
+    // The wide build's tile is in its manifest's config ("...,BV=128,...").
+    std::string config = images_.wideManifest.at("config").asString();
+    auto at = config.find("BV=");
+    wideBV_ = at == std::string::npos ? 0 : std::stoll(config.substr(at + 3));
+    if (wideBV_ <= shape_.BV || shape_.V % wideBV_ != 0)
+      throw Error(fmt::format("{}: the wide gdn_chunk_forward build has BV = {} (config '{}'): expected a multiple of "
+                              "the narrow BV = {} that divides V = {}",
+                              kWho, wideBV_, config, shape_.BV, shape_.V));
+  }
+}
+
+int64_t ChunkForward::forwardTile(int64_t sequences) const {
+  return pickForwardTile(shape_.BV, wideBV_, sequences, shape_.HV, shape_.V, sms_ ? sms_ : 132);
 }
 
 ChunkForward ChunkForward::fromDirectory(const std::filesystem::path &dir, ChunkForwardShape shape) {
@@ -129,6 +150,10 @@ ChunkForward ChunkForward::fromDirectory(const std::filesystem::path &dir, Chunk
     auto sub = dir / ChunkForwardImages::kNames[i];
     images.manifests[i] = Json::parse(readFile(sub / "manifest.json"));
     images.cubins[i] = readFile(sub / "kernel.cubin");
+  }
+  if (auto wide = dir / ChunkForwardImages::kWideName; std::filesystem::exists(wide / "manifest.json")) {
+    images.wideManifest = Json::parse(readFile(wide / "manifest.json"));
+    images.wideCubin = readFile(wide / "kernel.cubin");
   }
   return ChunkForward(std::move(images), shape);
 }
@@ -184,6 +209,10 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   for (size_t i = 0; i < loaded_.size(); ++i)
     if (!loaded_[i])
       loaded_[i] = std::make_unique<CompiledKernel>(images_.manifests[i], images_.cubins[i]);
+  if (wideBV_ && !wide_) {
+    wide_ = std::make_unique<CompiledKernel>(images_.wideManifest, images_.wideCubin);
+    sms_ = queryDevice().smCount; // device 0, like the rest of the runtime
+  }
 
   const int64_t T = s.tokens, N = s.N;
   auto packed = [](const TensorArg &x, DType d, std::vector<int64_t> shape) { return TensorArg{x.data, d, shape, {}}; };
@@ -219,7 +248,8 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     forward.push_back(packed(t.initialState, DType::f32, states));
   if (sh.finalState)
     forward.push_back(packed(t.finalState, DType::f32, states));
-  loaded_[3]->launch(forward, stream, {static_cast<uint32_t>(sh.HV * (sh.V / sh.BV)), n, 1});
+  const int64_t bv = forwardTile(N);
+  (bv == sh.BV ? *loaded_[3] : *wide_).launch(forward, stream, {static_cast<uint32_t>(sh.HV * (sh.V / bv)), n, 1});
 }
 
 } // namespace qla::gdn
