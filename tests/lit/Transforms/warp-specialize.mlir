@@ -81,15 +81,26 @@ func.func @no_roles(%A: !qla.tensor<4096x64xbf16>) attributes {qla.kernel, qla.b
 
 // -----
 
-// A loop-carried tile read by another role than the one updating it would need a channel per
-// iteration; until channels carry loop state the pass refuses it.
+// A loop-carried tile read inside the loop by another role than the one updating it: the updating
+// role puts the value each iteration starts with into a channel, first thing in the body; the reader
+// gets it there (its copy of the loop carries nothing).
+// CHECK-LABEL: func.func @carried_across_roles(
+// CHECK: qla.role_region "state" {
+// CHECK: qla.for {{.*}} iter_args(
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %[[H:.*]]: !qla.tile<64x64xf32, frag>):
+// CHECK-NEXT: qla.channel_put %[[H]] {channel = 0 : i64}
+// CHECK: qla.gemm %{{.*}}, %{{.*}}, %[[H]]
+// CHECK: qla.role_region "output" {
+// CHECK: qla.for %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: ^bb0(%{{.*}}: index):
+// CHECK-NEXT: %[[G:.*]] = qla.channel_get {channel = 0 : i64} : !qla.tile<64x64xf32, frag>
+// CHECK: qla.store %[[G]]
 func.func @carried_across_roles(%A: !qla.tensor<4096x64xbf16>, %O: !qla.tensor<4096x64xf32>, %n: index)
     attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>,
                 qla.roles = [#qla.role<"state", warpgroups = 1>, #qla.role<"output", warpgroups = 1>]} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %h0 = qla.fill 1.0 : f32 {qla.role = "state"} : !qla.tile<64x64xf32, frag>
-  // expected-error @+1 {{carried value #0 (updated by role 'state') is read or made by another role}}
   %hN = qla.for %c0 to %n step %c1 iter_args(%h0 : !qla.tile<64x64xf32, frag>) -> !qla.tile<64x64xf32, frag> {
   ^bb0(%i: index, %h: !qla.tile<64x64xf32, frag>):
     %a = qla.copy %A[%i, %c0] {qla.role = "state"} : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
@@ -97,5 +108,25 @@ func.func @carried_across_roles(%A: !qla.tensor<4096x64xbf16>, %O: !qla.tensor<4
     qla.store %h, %O[%i, %c0] {qla.role = "output"} : !qla.tile<64x64xf32, frag>, !qla.tensor<4096x64xf32>
     qla.yield %x : !qla.tile<64x64xf32, frag>
   }
+  return
+}
+
+// -----
+
+// The loop's result read by another role would need a channel after the loop: refused.
+func.func @result_across_roles(%A: !qla.tensor<4096x64xbf16>, %O: !qla.tensor<4096x64xf32>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>,
+                qla.roles = [#qla.role<"state", warpgroups = 1>, #qla.role<"output", warpgroups = 1>]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h0 = qla.fill 1.0 : f32 {qla.role = "state"} : !qla.tile<64x64xf32, frag>
+  // expected-error @+1 {{carried value #0 (updated by role 'state') has its initial value or its result made or read by another role}}
+  %hN = qla.for %c0 to %n step %c1 iter_args(%h0 : !qla.tile<64x64xf32, frag>) -> !qla.tile<64x64xf32, frag> {
+  ^bb0(%i: index, %h: !qla.tile<64x64xf32, frag>):
+    %a = qla.copy %A[%i, %c0] {qla.role = "state"} : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    %x = qla.gemm %a, %a, %h {qla.role = "state", transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+    qla.yield %x : !qla.tile<64x64xf32, frag>
+  }
+  qla.store %hN, %O[%c0, %c0] {qla.role = "output"} : !qla.tile<64x64xf32, frag>, !qla.tensor<4096x64xf32>
   return
 }

@@ -94,8 +94,14 @@ struct WarpSpecializePass : qla::impl::QlaWarpSpecializeBase<WarpSpecializePass>
     });
   }
 
-  /// Values carried by a loop are not channels yet: a carried tile, its initial value and the loop's
-  /// result must all stay in the role that updates it.
+  /// The role that updates carried value `i` of `loop` (that of the op making the yielded value).
+  static StringAttr carrierRole(ForOp loop, unsigned i) {
+    return roleOf(cast<YieldOp>(loop.getBodyBlock()->getTerminator()).getValues()[i].getDefiningOp());
+  }
+
+  /// A carried tile that another role reads inside the loop goes to it through a channel each
+  /// iteration (the value at the iteration's start); its initial value and the loop's result must
+  /// stay in the role that updates it.
   LogicalResult checkCarriedValues(func::FuncOp kernel) {
     WalkResult result = kernel.walk([&](ForOp loop) {
       auto yield = cast<YieldOp>(loop.getBodyBlock()->getTerminator());
@@ -108,11 +114,11 @@ struct WarpSpecializePass : qla::impl::QlaWarpSpecializeBase<WarpSpecializePass>
           });
         };
         StringAttr initRole = roleOf(loop.getInitArgs()[i].getDefiningOp());
-        if (foreign(loop.getRegionIterArgs()[i]) || foreign(loop.getResult(i)) ||
-            (initRole && owner && initRole != owner)) {
+        if (foreign(loop.getResult(i)) || (initRole && owner && initRole != owner)) {
           loop.emitError() << "carried value #" << i << " (updated by role '"
                            << (owner ? owner.getValue() : StringRef("none"))
-                           << "') is read or made by another role: carried values cannot cross roles yet";
+                           << "') has its initial value or its result made or read by another role: only its "
+                              "value inside the loop can cross roles";
           return WalkResult::interrupt();
         }
       }
@@ -125,16 +131,22 @@ struct WarpSpecializePass : qla::impl::QlaWarpSpecializeBase<WarpSpecializePass>
     if (failed(checkCarriedValues(kernel)))
       return failure();
     Block &entry = kernel.front();
-    // Channels: every result read by another role than its producer's, numbered in program order.
+    // Channels: every result read by another role than its producer's, and every carried value read
+    // inside its loop by another role than the one updating it, numbered in program order.
     llvm::MapVector<Value, int64_t> channel;
-    kernel.walk([&](Operation *op) {
-      StringAttr role = roleOf(op);
-      if (!role)
-        return;
-      for (Value r : op->getResults())
-        for (OpOperand &use : r.getUses())
-          if (StringAttr reader = readerRole(use); reader && reader != role && !channel.count(r))
-            channel.insert({r, static_cast<int64_t>(channel.size())});
+    auto crossing = [&](Value v, StringAttr role) {
+      for (OpOperand &use : v.getUses())
+        if (StringAttr reader = readerRole(use); reader && reader != role && !channel.count(v))
+          channel.insert({v, static_cast<int64_t>(channel.size())});
+    };
+    kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (auto loop = dyn_cast<ForOp>(op))
+        for (unsigned i = 0; i < loop.getInitArgs().size(); ++i)
+          if (StringAttr owner = carrierRole(loop, i))
+            crossing(loop.getRegionIterArgs()[i], owner);
+      if (StringAttr role = roleOf(op))
+        for (Value r : op->getResults())
+          crossing(r, role);
     });
     SmallVector<Operation *> body;
     for (Operation &op : entry.without_terminator())
@@ -163,17 +175,26 @@ struct WarpSpecializePass : qla::impl::QlaWarpSpecializeBase<WarpSpecializePass>
                 IRMapping &map) {
     for (auto [original, id] : channel) {
       Value v = map.lookup(original);
-      Operation *def = v.getDefiningOp();
-      OpBuilder b(def->getContext());
-      b.setInsertionPointAfter(def);
-      if (roleOf(def) == role) {
-        b.create<ChannelPutOp>(def->getLoc(), v, b.getI64IntegerAttr(id));
+      OpBuilder b(v.getContext());
+      StringAttr producer;
+      Location loc = v.getLoc();
+      if (auto carried = dyn_cast<BlockArgument>(v)) { // a loop's carried value, at the iteration's start
+        auto loop = cast<ForOp>(carried.getOwner()->getParentOp());
+        producer = carrierRole(loop, carried.getArgNumber() - 1);
+        b.setInsertionPointToStart(carried.getOwner());
+        loc = loop.getLoc();
+      } else {
+        producer = roleOf(v.getDefiningOp());
+        b.setInsertionPointAfter(v.getDefiningOp());
+      }
+      if (producer == role) {
+        b.create<ChannelPutOp>(loc, v, b.getI64IntegerAttr(id));
         continue;
       }
       bool read = llvm::any_of(v.getUses(), [&](OpOperand &use) { return readerRole(use) == role; });
       if (!read)
         continue;
-      Value got = b.create<ChannelGetOp>(def->getLoc(), v.getType(), b.getI64IntegerAttr(id));
+      Value got = b.create<ChannelGetOp>(loc, v.getType(), b.getI64IntegerAttr(id));
       v.replaceUsesWithIf(got, [&](OpOperand &use) { return readerRole(use) == role; });
     }
     SmallVector<Operation *> others;

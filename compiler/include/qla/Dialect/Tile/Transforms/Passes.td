@@ -46,9 +46,11 @@ def QlaWarpSpecialize : Pass<"qla-warp-specialize", "::mlir::ModuleOp"> {
     holding a clone of the kernel body reduced to that role's ops and the index arithmetic and loops
     they need. A value one role makes and another reads becomes a channel (numbered in program
     order): `qla.channel_put` after the op in the producing role, `qla.channel_get` in its place in
-    each reading role. A tile carried by a loop in another role is an identity in this one (and its
-    initial value a zero fill, which later passes drop with it). The channels are not lowered yet:
-    `qla-convert-to-nvvm` refuses kernels with roles.
+    each reading role. A tile carried by a loop and read inside it by another role is put into a
+    channel at the start of each iteration by the role updating it (its initial value and the loop's
+    result must stay in that role). A tile carried by a loop in another role is an identity in this one
+    (and its initial value a zero fill, which later passes drop with it). `qla-pipeline` lowers the
+    channels of TMA copies; others are refused there.
   }];
 }
 
