@@ -13,7 +13,7 @@ using dsl::Tiles;
 
 std::string GemmConfig::str() const {
   return fmt::format("M={},N={},K={},BM={},BN={},BK={},stages={}{}", M, N, K, BM, BN, BK, stages,
-                     specialize ? ",specialize=1" : "");
+                     specialize ? fmt::format(",specialize={}", specialize) : "");
 }
 
 static void require(bool ok, const std::string &what) {
@@ -36,22 +36,32 @@ std::unique_ptr<dsl::Kernel> buildGemm(const GemmConfig &c) {
   auto A = k->tensor("A", {c.M, c.K}, DType::bf16);
   auto B = k->tensor("B", {c.N, c.K}, DType::bf16);
   auto C = k->tensor("C", {c.M, c.N}, DType::bf16);
-  require(c.specialize == 0 || c.specialize == 1, fmt::format("specialize must be 0 or 1, got {}", c.specialize));
+  require(c.specialize >= 0 && c.specialize <= 2, fmt::format("specialize must be 0, 1 or 2, got {}", c.specialize));
   int64_t consumers = std::min<int64_t>(2, c.BM / 64);
-  if (c.specialize) // one producer warpgroup (TMA issue only: few registers), the rest run the wgmmas
+  if (c.specialize == 1) // one producer warpgroup (TMA issue only: few registers), the rest run the wgmmas
     k->roles({{"loads", 1, 40, true}, {"mma", consumers, consumers == 2 ? 232 : 256}});
+  else if (c.specialize == 2) // and a warpgroup that loads A into registers and hands it over each step
+    k->roles({{"loads", 1, 40, true}, {"stage", 1, 96}, {"mma", consumers, consumers == 2 ? 184 : 232}});
   else
     k->threads(128 * consumers);
   k->grid((c.N + c.BN - 1) / c.BN, (c.M + c.BM - 1) / c.BM);
 
   Index m0 = k->blockId(1) * c.BM, n0 = k->blockId(0) * c.BN;
-  Tiles acc = k->loop(0, (c.K + c.BK - 1) / c.BK, 1, c.stages, {k->fill({c.BM, c.BN}, DType::f32, 0.0)},
-                      [&](Index kt, const Tiles &acc) {
-                        auto a = k->copy(A, {m0, kt * c.BK}, {c.BM, c.BK});
-                        auto b = k->copy(B, {n0, kt * c.BK}, {c.BN, c.BK});
-                        return Tiles{k->gemm(a, b, acc[0], {.b = true})};
-                      });
-  k->store(k->cast(acc[0], DType::bf16), C, {m0, n0});
+  // specialize = 2 exercises a register tile crossing roles (A: loaded into registers by "stage", read
+  // by the gemm of "mma" from a shared-memory ring the compiler builds); C is the same product.
+  auto inMma = [&](const std::function<void()> &body) { c.specialize == 2 ? k->inRole("mma", body) : body(); };
+  Tiles acc;
+  inMma([&] { acc = {k->fill({c.BM, c.BN}, DType::f32, 0.0)}; });
+  acc = k->loop(0, (c.K + c.BK - 1) / c.BK, 1, c.stages, acc, [&](Index kt, const Tiles &acc) {
+    dsl::Tile a, b = k->copy(B, {n0, kt * c.BK}, {c.BN, c.BK}), r;
+    if (c.specialize == 2)
+      k->inRole("stage", [&] { a = k->load(A, {m0, kt * c.BK}, {c.BM, c.BK}); });
+    else
+      a = k->copy(A, {m0, kt * c.BK}, {c.BM, c.BK});
+    inMma([&] { r = k->gemm(a, b, acc[0], {.b = true}); });
+    return Tiles{r};
+  });
+  inMma([&] { k->store(k->cast(acc[0], DType::bf16), C, {m0, n0}); });
   return k;
 }
 

@@ -13,7 +13,8 @@ struct GemmConfig {
   int64_t M = 0, N = 0, K = 0;           // A: M×K, B: N×K, C: M×N, all row-major
   int64_t BM = 128, BN = 256, BK = 64;   // tile of C per block, and of K per step
   int64_t stages = 4;                    // shared-memory ring depth
-  int64_t specialize = 0;                // 1: a producer warpgroup issues the loads (roles), the others compute
+  int64_t specialize = 0;                // 1: a producer warpgroup issues the loads (roles), the others compute;
+                                         // 2: also a warpgroup loading A into registers for them
   std::string str() const;
 };
 

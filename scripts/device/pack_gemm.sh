@@ -23,6 +23,12 @@ compile small_ws  M=256,N=256,K=256,BM=128,BN=128,stages=2,specialize=1
 compile ragged_ws M=1000,N=700,K=520,specialize=1
 compile sq4096ws  M=4096,N=4096,K=4096,specialize=1
 compile sq8192ws  M=8192,N=8192,K=8192,specialize=1
+# Also a warpgroup loading A into registers and handing it to the consumers through a compiler-built ring
+# (a register tile crossing roles, as the GDN role split needs); BN = 128: 512 threads start at 128 registers.
+compile small_ws2  M=256,N=256,K=256,BM=128,BN=128,stages=2,specialize=2
+compile ragged_ws2 M=1000,N=700,K=520,BN=128,specialize=2
+compile sq4096ws2  M=4096,N=4096,K=4096,BN=128,specialize=2
+compile sq8192ws2  M=8192,N=8192,K=8192,BN=128,specialize=2
 cp "$build/tests/qla_gpu_gemm" "$pkg/"
 cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$pkg/lib/"
 cp "$root/scripts/device/torch_gemm.py" "$root/scripts/device/run_gemm.sh" "$pkg/"

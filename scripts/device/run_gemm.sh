@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "== correctness (all configs) and timing"
 $pkg/qla_gpu_gemm $pkg/kernels/* --bench --iters 100 --json "$out/qla.json" 2>&1 | tee "$out/gemm.log"
 echo "== compute-sanitizer on the small configs (plain and warp-specialized)"
-for cfg in small small_ws; do
+for cfg in small small_ws small_ws2; do
   [ -d $pkg/kernels/$cfg ] || continue
   for tool in memcheck racecheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 $pkg/qla_gpu_gemm $pkg/kernels/$cfg --timeout 120 > /tmp/san.log 2>&1

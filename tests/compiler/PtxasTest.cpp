@@ -62,6 +62,8 @@ TEST_CASE("GEMM configs assemble with ptxas within register, spill and smem budg
       // Warp-specialized (a producer warpgroup, two consumers): .maxnreg 168 for the 384 threads.
       {"M=4096,N=4096,K=4096,BM=128,BN=256,stages=4,specialize=1", 168, 4, (128 + 256) * 64 * 2},
       {"M=1000,N=700,K=520,specialize=1", 168, 4, (128 + 256) * 64 * 2},
+      // A register tile crossing roles (A through a ring of its own): 512 threads start at 128 registers.
+      {"M=4096,N=4096,K=4096,BN=128,specialize=2", 128, 4, (128 + 128) * 64 * 2},
   };
   qla::test::TempDir tmp;
   for (const Budget &b : budgets) {
@@ -92,8 +94,14 @@ TEST_CASE("GEMM configs assemble with ptxas within register, spill and smem budg
       CHECK(s.registers > 0);
       CHECK(s.registers <= 255);
       CHECK(s.registers <= b.maxRegisters);
-      // Static shared memory: two rings (full, empty) of `stages` 8-byte mbarriers.
-      CHECK(s.smemBytes == 16 * b.stages);
+      // Static shared memory: two rings (full, empty) of `stages` 8-byte mbarriers (twice with specialize=2:
+      // the ring of A has its own).
+      bool handsOverA = std::string(b.settings).find("specialize=2") != std::string::npos;
+      CHECK(s.smemBytes == 16 * b.stages * (handsOverA ? 2 : 1));
+      if (std::string(b.settings).find("specialize=2") != std::string::npos) {
+        CHECK(ptx.ptx.find(".maxnreg 128") != std::string::npos);
+        CHECK(std::regex_search(ptx.ptx, std::regex(R"(setmaxnreg\.inc\.sync\.aligned\.u32\s+184;)")));
+      }
       if (std::string(b.settings).find("specialize=1") != std::string::npos) {
         // The kernel starts at 168 registers a thread; the producer gives some back, the consumers take them.
         CHECK(ptx.ptx.find(".maxnreg 168") != std::string::npos);

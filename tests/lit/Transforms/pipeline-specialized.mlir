@@ -85,8 +85,8 @@ func.func @producer_and_two_consumers(%A: !qla.tensor<1024x640xbf16>, %B: !qla.t
 
 // -----
 
-// A register tile crossing roles is not lowered yet: a clear error at the put.
-func.func @fragment_channel(%A: !qla.tensor<1024x640xbf16>)
+// A register tile from another role read by anything but a gemm operand: a clear error at the reader.
+func.func @fragment_channel(%O: !qla.tensor<4096x64xf32>)
     attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>,
                 qla.roles = [#qla.role<"a", warpgroups = 1>, #qla.role<"b", warpgroups = 1>]} {
   qla.role_region "a" {
@@ -96,7 +96,6 @@ func.func @fragment_channel(%A: !qla.tensor<1024x640xbf16>)
     qla.for %c0 to %c10 step %c1 {
     ^bb0(%k: index):
       %f = qla.fill 1.0 : f32 {qla.role = "a"} : !qla.tile<64x64xf32, frag>
-      // expected-error @+1 {{only a copy into shared memory, read by nothing else, can go through a channel for now}}
       qla.channel_put %f {channel = 0 : i64} : !qla.tile<64x64xf32, frag>
     } {stages = 2 : i64}
   }
@@ -107,6 +106,70 @@ func.func @fragment_channel(%A: !qla.tensor<1024x640xbf16>)
     qla.for %c0 to %c10 step %c1 {
     ^bb0(%k: index):
       %f = qla.channel_get {channel = 0 : i64} : !qla.tile<64x64xf32, frag>
+      // expected-error @+1 {{reads a register tile of another role: only gemm operands (A or B) can, for now}}
+      qla.store %f, %O[%c0, %c0] {qla.role = "b"} : !qla.tile<64x64xf32, frag>, !qla.tensor<4096x64xf32>
+    } {stages = 2 : i64}
+  }
+  return
+}
+
+// -----
+
+// A register tile crossing roles (what the GDN state role hands the output role each chunk): a ring of
+// two 64x64 bf16 slots with its own mbarriers (full: the 128 writing threads arrive; empty: the reader's
+// one warpgroup). The writer waits for the slot with the opposite parity, writes it (qla.share_into) and
+// arrives; the reader waits for full where it got the tile, its gemm reads the slot, and it releases the
+// slot at the end of the iteration after the gemm is done.
+// CHECK-LABEL: func.func @register_tile_channel(
+// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+// CHECK-NEXT: %[[EMPTY:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+// CHECK-NEXT: %[[RING:.*]] = qla.smem_alloc : !qla.tile<2x64x64xbf16, smem>
+// CHECK: %[[WRITERS:.*]] = arith.constant 128 : index
+// CHECK: nvgpu.mbarrier.init %[[FULL]][%{{.*}}], %[[WRITERS]]
+// CHECK: qla.role_region "state" {
+// CHECK: %[[T:.*]] = qla.fill
+// CHECK: %[[PAR:.*]] = arith.index_cast %{{.*}} : index to i1
+// CHECK: %[[REL:.*]] = arith.xori %[[PAR]], %{{.*}} : i1
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%[[S:.*]]], %[[REL]]
+// CHECK-NEXT: %[[DST:.*]] = qla.slot %[[RING]][%[[S]]]
+// CHECK-NEXT: qla.share_into %[[T]], %[[DST]]
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[FULL]][%[[S]]]
+// CHECK-NOT: qla.channel_put
+// CHECK: qla.role_region "output" {
+// CHECK: %[[RPAR:.*]] = arith.index_cast %{{.*}} : index to i1
+// CHECK-NEXT: %[[C:.*]] = arith.constant 10000000 : index
+// CHECK-NEXT: nvgpu.mbarrier.try_wait.parity %[[FULL]][%[[RS:.*]]], %[[RPAR]]
+// CHECK-NEXT: %[[SRC:.*]] = qla.slot %[[RING]][%[[RS]]]
+// CHECK: qla.gemm %[[SRC]], %{{.*}}, %{{.*}}
+// CHECK: qla.async_wait 0
+// CHECK: scf.if
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[EMPTY]][%[[RS]]]
+// CHECK-NOT: qla.channel_get
+// CHECK: return
+func.func @register_tile_channel(%X: !qla.tensor<4096x64xbf16>, %O: !qla.tensor<4096x64xf32>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>,
+                qla.roles = [#qla.role<"state", warpgroups = 1>, #qla.role<"output", warpgroups = 1>]} {
+  qla.role_region "state" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    qla.for %c0 to %n step %c1 {
+    ^bb0(%i: index):
+      %t = qla.fill 1.0 : bf16 {qla.role = "state"} : !qla.tile<64x64xbf16, frag>
+      qla.channel_put %t {channel = 0 : i64} : !qla.tile<64x64xbf16, frag>
+    } {stages = 2 : i64}
+  }
+  qla.role_region "output" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    qla.for %c0 to %n step %c1 {
+    ^bb0(%i: index):
+      %g = qla.channel_get {channel = 0 : i64} : !qla.tile<64x64xbf16, frag>
+      %z = qla.fill 0.0 : f32 {qla.role = "output"} : !qla.tile<64x64xf32, frag>
+      %row = arith.muli %i, %c64 : index
+      %b = qla.copy %X[%row, %c0] {qla.role = "output"} : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
+      %y = qla.gemm %g, %b, %z {qla.role = "output", transpose_b} : !qla.tile<64x64xbf16, frag>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+      qla.store %y, %O[%row, %c0] {qla.role = "output"} : !qla.tile<64x64xf32, frag>, !qla.tensor<4096x64xf32>
     } {stages = 2 : i64}
   }
   return

@@ -207,6 +207,26 @@ struct ShareLowering : OpConversionPattern<ShareOp> {
   }
 };
 
+/// Into a ring slot: no barriers (the ring's mbarriers order writers and readers).
+struct ShareIntoLowering : OpConversionPattern<ShareIntoOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ShareIntoOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    auto layout = fragLayout(op.getInput().getType());
+    if (!layout || failed(requireStoredLayout(op, op.getDest().getType())))
+      return rw.notifyMatchFailure(op, "needs a fragment layout and a stored layout");
+    Location loc = op.getLoc();
+    Value tid = threadIdx(rw, loc);
+    if (!shareWithStmatrix(rw, loc, op.getDest().getType(), a.getDest(), *layout, a.getInput(), tid))
+      writeShared(rw, loc, op.getDest().getType(), a.getDest(), *layout, tid,
+                  [&](OpBuilder &b, Location l, int64_t e, ArrayRef<Value>, Value &) -> Value {
+                    return b.create<LLVM::ExtractElementOp>(l, a.getInput(), i64Const(b, l, e));
+                  });
+    fenceSharedForAsync(rw, loc);
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 /// A copy into shared memory that TMA does not perform: every thread loads elements round-robin.
 /// 16-byte pieces of rows: each thread loads whole pieces (one vector load when the piece is inside
 /// the bounds and the column offset is piece-aligned, element by element otherwise) and stores them
@@ -406,7 +426,7 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
 } // namespace
 
 void populateSharedPatterns(const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<SmemAllocLowering, SlotLowering, TmaLoadLowering, AsyncWaitLowering, ShareLowering,
+  patterns.add<SmemAllocLowering, SlotLowering, TmaLoadLowering, AsyncWaitLowering, ShareLowering, ShareIntoLowering,
                CopyToSharedLowering>(converter, patterns.getContext());
 }
 

@@ -261,6 +261,13 @@ LogicalResult ShareOp::verify() {
   return success();
 }
 
+LogicalResult ShareIntoOp::verify() {
+  TileType in = getInput().getType(), out = getDest().getType();
+  if (in.getShape() != out.getShape() || in.getElementType() != out.getElementType())
+    return emitOpError() << "the shared tile must have the fragment's shape and element type";
+  return success();
+}
+
 LogicalResult TriInverseOp::verify() {
   auto t = getInput().getType();
   if (t.getRank() != 2 || t.getShape()[0] != t.getShape()[1] || !isa<FloatType>(t.getElementType()))

@@ -73,9 +73,11 @@ struct PipelinedLoop {
   int64_t stages;
   int64_t warpgroups; // that release each slot (arrive on empty)
   SmallVector<CopyOp> copies;
+  SmallVector<TileType> slotTypes; // of the rings: the copies' tiles, unless given
   SmallVector<Value> rings;
   Value full, empty, leader, wgLeader, tripCount;
   int64_t txBytes = 0;
+  int64_t arrivals = 1; // on full per slot: the expect_tx of the issuing thread, or every writer
 
   /// The issuing thread fills slot `slot` for iteration `iter`, completing on full[slot].
   void issueLoads(OpBuilder &b, Location loc, Value iter, Value slot) {
@@ -109,8 +111,10 @@ struct PipelinedLoop {
     auto groupType = nvgpu::MBarrierGroupType::get(ctx, wgSpace, stages);
     full = b.create<nvgpu::MBarrierCreateOp>(loc, groupType);
     empty = b.create<nvgpu::MBarrierCreateOp>(loc, groupType);
-    for (CopyOp copy : copies) {
-      TileType slot = copy.getResult().getType();
+    if (slotTypes.empty())
+      for (CopyOp copy : copies)
+        slotTypes.push_back(copy.getResult().getType());
+    for (TileType slot : slotTypes) {
       SmallVector<int64_t> ringShape{stages};
       ringShape.append(slot.getShape().begin(), slot.getShape().end());
       rings.push_back(b.create<SmemAllocOp>(loc, slot.withShape(ringShape), IntegerAttr()));
@@ -121,10 +125,10 @@ struct PipelinedLoop {
   /// uses them.
   void initialiseRings(OpBuilder &b, Location loc) {
     b.create<scf::IfOp>(loc, leader, [&](OpBuilder &t, Location l) {
-      Value one = constIndex(t, l, 1), releasers = constIndex(t, l, warpgroups);
+      Value fills = constIndex(t, l, arrivals), releasers = constIndex(t, l, warpgroups);
       for (int64_t s = 0; s < stages; ++s) {
         Value slot = constIndex(t, l, s);
-        t.create<nvgpu::MBarrierInitOp>(l, full, one, slot, Value());
+        t.create<nvgpu::MBarrierInitOp>(l, full, fills, slot, Value());
         t.create<nvgpu::MBarrierInitOp>(l, empty, releasers, slot, Value());
       }
       t.create<NVVM::FenceMbarrierInitOp>(l);
@@ -137,9 +141,11 @@ struct PipelinedLoop {
 /// Iteration number, slot and phase parity of induction variable `iv` in a ring of `stages`.
 struct RingPosition {
   Value iter, slot, parity;
-  RingPosition(OpBuilder &b, Location loc, ForOp loop, Value iv, int64_t stages) {
+  RingPosition(OpBuilder &b, Location loc, ForOp loop, Value iv, int64_t stages)
+      : RingPosition(b, loc, loop.getLowerBound(), loop.getStep(), iv, stages) {}
+  RingPosition(OpBuilder &b, Location loc, Value lowerBound, Value step, Value iv, int64_t stages) {
     Value cS = constIndex(b, loc, stages);
-    iter = b.create<arith::DivSIOp>(loc, b.create<arith::SubIOp>(loc, iv, loop.getLowerBound()), loop.getStep());
+    iter = b.create<arith::DivSIOp>(loc, b.create<arith::SubIOp>(loc, iv, lowerBound), step);
     slot = b.create<arith::RemUIOp>(loc, iter, cS);
     Value phase = b.create<arith::RemUIOp>(loc, b.create<arith::DivUIOp>(loc, iter, cS), constIndex(b, loc, 2));
     parity = b.create<arith::IndexCastOp>(loc, b.getI1Type(), phase);
@@ -254,6 +260,85 @@ Value threadIndex(OpBuilder &b, Location loc) {
   return b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type()));
 }
 
+/// Register tiles one role puts into a channel each iteration of its loop and other roles read as gemm
+/// operands: a ring of `stages` shared-memory slots per channel (the producing loop's stages), with
+/// full/empty mbarriers. Every thread of the producing role waits for the slot to be empty (opposite
+/// parity: the first round passes), writes its part (qla.share_into) and arrives on full (count: the
+/// role's threads); each reading loop waits for full where it got the value, its gemms read the slot,
+/// and its warpgroups release it at the end of the iteration once their gemms are done.
+LogicalResult lowerFragmentChannels(func::FuncOp kernel) {
+  SmallVector<ChannelPutOp> puts;
+  kernel.walk([&](ChannelPutOp put) {
+    if (put.getValue().getType().isFragment())
+      puts.push_back(put);
+  });
+  for (ChannelPutOp put : puts) {
+    auto loop = dyn_cast<ForOp>(put->getParentOp());
+    if (!loop || !put->getParentOfType<RoleRegionOp>())
+      return put.emitError() << "a register tile crossing roles must be put in the body of a loop of a role "
+                                "region (one value an iteration)";
+    SmallVector<ChannelGetOp> gets;
+    kernel.walk([&](ChannelGetOp get) {
+      if (get.getChannel() == put.getChannel())
+        gets.push_back(get);
+    });
+    int64_t releasers = 0;
+    for (ChannelGetOp get : gets) {
+      if (!isa<ForOp>(get->getParentOp()))
+        return get.emitError() << "a register tile from another role must be read in the body of a loop";
+      for (OpOperand &use : get->getUses())
+        if (!isa<GemmOp>(use.getOwner()) || use.getOperandNumber() > 1)
+          return use.getOwner()->emitError()
+                 << "reads a register tile of another role: only gemm operands (A or B) can, for now (the tile "
+                    "reaches it through shared memory)";
+      releasers += threadGroup(get).threads / 128;
+    }
+    TileType value = put.getValue().getType();
+    int64_t stages = std::max<int64_t>(1, static_cast<int64_t>(loop.getStages()));
+    PipelinedLoop p{loop, stages, releasers};
+    p.arrivals = threadGroup(put).threads;
+    p.slotTypes.push_back(TileType::get(value.getShape(), value.getElementType(), MemorySpace::smem));
+    RoleRegionOp first = *kernel.getBody().front().getOps<RoleRegionOp>().begin();
+    Location loc = put.getLoc();
+    OpBuilder b(first);
+    p.allocateRings(b, loc);
+    p.leader = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, threadIndex(b, loc), constIndex(b, loc, 0));
+    p.initialiseRings(b, loc);
+    Value ring = p.rings.front();
+    auto slotType = p.slotTypes.front();
+
+    b.setInsertionPoint(put);
+    RingPosition at(b, loc, loop, loop.getInductionVar(), stages);
+    Value released = b.create<arith::XOrIOp>(loc, at.parity, b.create<arith::ConstantIntOp>(loc, b.getI1Type(), 1));
+    b.create<nvgpu::MBarrierTryWaitParityOp>(loc, p.empty, released, waitTicks(b, loc), at.slot);
+    b.create<ShareIntoOp>(loc, put.getValue(), b.create<SlotOp>(loc, slotType, ring, at.slot));
+    b.create<nvgpu::MBarrierArriveOp>(loc, nvgpu::MBarrierTokenType::get(b.getContext()), p.full, at.slot);
+    put.erase();
+
+    for (ChannelGetOp get : gets) {
+      auto reader = cast<ForOp>(get->getParentOp());
+      OpBuilder g(get);
+      RingPosition rat(g, get.getLoc(), reader, reader.getInductionVar(), stages);
+      g.create<nvgpu::MBarrierTryWaitParityOp>(get.getLoc(), p.full, rat.parity, waitTicks(g, get.getLoc()), rat.slot);
+      Value slot = g.create<SlotOp>(get.getLoc(), slotType, ring, rat.slot);
+      get.getResult().replaceAllUsesWith(slot);
+      get.erase();
+      // The iteration's gemms have read the slot: each warpgroup of the reader releases it.
+      OpBuilder end(reader.getBodyBlock()->getTerminator());
+      end.create<AsyncWaitOp>(loc, 0);
+      Value tid = threadIndex(end, loc);
+      Value wgLeader = end.create<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::eq, end.create<arith::RemUIOp>(loc, tid, constIndex(end, loc, 128)),
+          constIndex(end, loc, 0));
+      end.create<scf::IfOp>(loc, wgLeader, [&](OpBuilder &t, Location l) {
+        t.create<nvgpu::MBarrierArriveOp>(l, nvgpu::MBarrierTokenType::get(t.getContext()), p.empty, rat.slot);
+        t.create<scf::YieldOp>(l);
+      });
+    }
+  }
+  return success();
+}
+
 /// A warp-specialized kernel (qla-warp-specialize made its role regions): the copies that a producer
 /// role's loop puts into channels become TMA rings. The producer's first thread waits for a slot to
 /// be empty, then fills it (arrive.expect_tx + TMA loads); the loops of the other roles that get those
@@ -261,6 +346,8 @@ Value threadIndex(OpBuilder &b, Location loc) {
 /// warpgroup). Iteration i uses slot i % stages with parity (i / stages) & 1; the producer waits on
 /// empty with the opposite parity, which a fresh barrier passes (the first round needs no release).
 LogicalResult specializeChannels(func::FuncOp kernel) {
+  if (failed(lowerFragmentChannels(kernel)))
+    return failure();
   SmallVector<ForOp> producers;
   kernel.walk([&](ForOp loop) {
     if (!loop.getBodyBlock()->getOps<ChannelPutOp>().empty())

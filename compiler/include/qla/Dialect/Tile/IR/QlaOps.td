@@ -205,6 +205,18 @@ def Qla_ShareOp : Qla_Op<"share"> {
   let hasVerifier = 1;
 }
 
+def Qla_ShareIntoOp : Qla_Op<"share_into"> {
+  let summary = "a register fragment written into an existing shared-memory tile (a ring slot)";
+  let description = [{
+    Like `qla.share`, but into `dest` (a `qla.slot` of a ring that `qla-pipeline` made for a channel
+    between roles), and with no barrier: the ring's mbarriers order the writers and the readers. The
+    writes are made visible to the async proxy (wgmma reads the slot).
+  }];
+  let arguments = (ins Qla_FragTile:$input, Qla_SmemTile:$dest);
+  let assemblyFormat = "$input `,` $dest attr-dict `:` qualified(type($input)) `,` qualified(type($dest))";
+  let hasVerifier = 1;
+}
+
 def Qla_TriInverseOp : Qla_Op<"tri_inverse", [Pure, SameOperandsAndResultType]> {
   let summary = "(I + StrictLower(A))^-1 of a square fragment: the inverse of a unit lower-triangular matrix";
   let description = [{
