@@ -12,6 +12,7 @@
 #include "gdn/forward/GdnForward.h"
 #include "gdn/forward/Normalize.h"
 
+#include <functional>
 #include <optional>
 
 namespace qla::gdn {
@@ -43,8 +44,13 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     h0 = std::make_unique<dsl::Tensor>(k->tensor("initial_state", {-1, stateCols}, DType::f32));
   if (c.finalState)
     ht = std::make_unique<dsl::Tensor>(k->tensor("final_state", {-1, stateCols}, DType::f32));
-  k->threads(128 * (BV / 64)); // one warpgroup per 64 state columns
+  if (c.roles) // the loads, the recurrence and the output each in a warpgroup of their own
+    k->roles({{"loads", 1, 40, true}, {"state", 1, 232}, {"output", 1, 232}});
+  else
+    k->threads(128 * (BV / 64)); // one warpgroup per 64 state columns
   k->grid(c.HV * slices, -1);
+  // With roles, `body` runs in `role`; without, in every warpgroup.
+  auto in = [&](const char *role, const std::function<void()> &body) { c.roles ? k->inRole(role, body) : body(); };
 
   Index hv = k->blockId(0) / slices, vb = k->blockId(0) - hv * slices, n = k->blockId(1), h = hv / (c.HV / c.H);
   Index vcol = hv * V + vb * BV; // first column of this block's slice of v and o
@@ -55,7 +61,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     return c.stateVFirst ? k->load(*h0, {head * V + vb * BV, 0}, {BV, K})
                          : k->loadTransposed(*h0, {head * K, vb * BV}, {BV, K});
   };
-  Tile state = c.initialState ? loadState() : k->fill({BV, K}, DType::f32, 0.0);
+  Tile state;
+  in("state", [&] { state = c.initialState ? loadState() : k->fill({BV, K}, DType::f32, 0.0); });
   const double scale = c.resolvedScale();
   auto toBf16 = [&](const Tile &t) {
     return k->map({t}, DType::bf16, [](const Scalars &x) { return x[0].to(DType::bf16); });
@@ -71,17 +78,25 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   Tiles last = k->loop(0, (eos - bos + (C - 1)) / C, 1, c.stages, {state}, [&](Index chunk, const Tiles &carried) {
     const Tile &Ht = carried[0];
     Index t0 = bos + chunk * C;
-    // Loads into registers first, so their latency overlaps the copies (which wait once).
-    Tile gRow = k->loadTransposed(gcum, {t0, hv}, {1, C}, {eos, c.HV});
+    // Loads into registers first, so their latency overlaps the copies (which wait once). With roles,
+    // each computing role loads the gates itself.
+    auto gateRow = [&] { return k->loadTransposed(gcum, {t0, hv}, {1, C}, {eos, c.HV}); };
+    Tile gRow, gRowOut;
+    in("state", [&] { gRow = gateRow(); });
+    if (c.roles)
+      k->inRole("output", [&] { gRowOut = gateRow(); });
+    else
+      gRowOut = gRow;
     Scalar gLast = k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv});
     Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, bounded({eos, c.H * K}), c.l2normQK);
     Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, bounded({eos, c.H * K}), c.l2normQK);
     Tile ag = k->copy(aIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
     Tile p = k->copy(aqkIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
     Tile vc = k->copy(v, {t0, vcol}, {C, BV}, bounded({eos, c.HV * V}));
-    Tile cols = k->iota({BV, C}, 1);
+    Tile cols = k->iota({BV, C}, 1); // (untagged: qla-assign-roles gives it to its reader, the state)
     Scalar valid = k->scalar(eos - t0); // tokens of this chunk inside the sequence
     auto gCols = [&] { return k->broadcast(gRow, {BV, C}, {0, 1}); };
+    auto gColsOut = [&] { return k->broadcast(gRowOut, {BV, C}, {0, 1}); };
 
     // With `precise`, Xᵀ ∘ exp(G)ᵀ and the state update's Vn (1), and H (2) enter the tensor cores as
     // bf16 hi + lo parts: their rounding was the largest error term at long sequences (interpreter,
@@ -91,37 +106,48 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       Tile r = k->gemm(a, b, acc, t);
       return lo ? k->gemm(*lo, b, r, t) : r;
     };
-    Tile hHi = toBf16(Ht);
+    Tile hHi, xT, uT, vnT, vnHi, next;
     std::optional<Tile> hLo;
-    if (c.precise >= 2)
-      hLo = loPart(Ht, hHi);
-    // The gemms are asynchronous (qla-overlap-gemms): the ones written one after another without
-    // reading each other's results run together, and the elementwise work written after them that
-    // reads none of their results overlaps them.
-    Tile xT = product(hHi, hLo, kc, zeros(BV, C), {.b = true});
-    Tile qhT = product(hHi, hLo, qc, zeros(BV, C), {.b = true});
-    Tile uT = k->gemm(vc, ag, zeros(BV, C), {.a = true, .b = true});
-    Tile xe = k->map({xT, gCols()}, DType::f32, [](const Scalars &e) { return -(exp(e[1]) * e[0]); });
-    Tile xeHi = toBf16(xe);
-    Tile vnT = product(xeHi, c.precise >= 1 ? std::optional<Tile>(loPart(xe, xeHi)) : std::nullopt, ag, uT,
-                       {.b = true});
-    Tile decayed = k->map({Ht}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
-    Tile vdT = k->map({vnT, gCols(), cols}, DType::f32, [&](const Scalars &e) {
-      return select(e[2] < valid, e[0] * exp(gLast - e[1]), 0.0);
+    in("state", [&] {
+      hHi = toBf16(Ht);
+      if (c.precise >= 2)
+        hLo = loPart(Ht, hHi);
+      // The gemms are asynchronous (qla-overlap-gemms): the ones written one after another without
+      // reading each other's results run together, and the elementwise work written after them that
+      // reads none of their results overlaps them.
+      xT = product(hHi, hLo, kc, zeros(BV, C), {.b = true});
     });
-    Tile vdHi = toBf16(vdT);
-    Tile next = product(vdHi, c.precise >= 1 ? std::optional<Tile>(loPart(vdT, vdHi)) : std::nullopt, kc, decayed, {});
-    // Vnᵀ·aqkᵀ accumulates onto the decayed Hᵀ·Qcᵀ (one accumulator fewer).
-    Tile qhDecayed = k->map({qhT, gCols()}, DType::f32, [](const Scalars &e) { return exp(e[1]) * e[0]; });
-    Tile oT = k->gemm(toBf16(vnT), p, qhDecayed, {.b = true});
-    Tile outT = k->map({oT}, DType::bf16, [&](const Scalars &e) { return (scale * e[0]).to(DType::bf16); });
-    k->storeTransposed(outT, o, {t0, vcol}, {eos, c.HV * V});
+    Tile qhT;
+    in("output", [&] { qhT = product(hHi, hLo, qc, zeros(BV, C), {.b = true}); });
+    in("state", [&] {
+      uT = k->gemm(vc, ag, zeros(BV, C), {.a = true, .b = true});
+      Tile xe = k->map({xT, gCols()}, DType::f32, [](const Scalars &e) { return -(exp(e[1]) * e[0]); });
+      Tile xeHi = toBf16(xe);
+      vnT = product(xeHi, c.precise >= 1 ? std::optional<Tile>(loPart(xe, xeHi)) : std::nullopt, ag, uT, {.b = true});
+      Tile decayed = k->map({Ht}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
+      Tile vdT = k->map({vnT, gCols(), cols}, DType::f32, [&](const Scalars &e) {
+        return select(e[2] < valid, e[0] * exp(gLast - e[1]), 0.0);
+      });
+      Tile vdHi = toBf16(vdT);
+      next = product(vdHi, c.precise >= 1 ? std::optional<Tile>(loPart(vdT, vdHi)) : std::nullopt, kc, decayed, {});
+      if (c.roles) // handed to the output role (without roles it is made where it is used, below)
+        vnHi = toBf16(vnT);
+    });
+    in("output", [&] {
+      // Vnᵀ·aqkᵀ accumulates onto the decayed Hᵀ·Qcᵀ (one accumulator fewer).
+      Tile qhDecayed = k->map({qhT, gColsOut()}, DType::f32, [](const Scalars &e) { return exp(e[1]) * e[0]; });
+      Tile oT = k->gemm(c.roles ? vnHi : toBf16(vnT), p, qhDecayed, {.b = true});
+      Tile outT = k->map({oT}, DType::bf16, [&](const Scalars &e) { return (scale * e[0]).to(DType::bf16); });
+      k->storeTransposed(outT, o, {t0, vcol}, {eos, c.HV * V});
+    });
     return Tiles{next};
   });
-  if (c.finalState && c.stateVFirst)
-    k->store(last[0], *ht, {head * V + vb * BV, 0});
-  else if (c.finalState)
-    k->storeTransposed(last[0], *ht, {head * K, vb * BV});
+  in("state", [&] {
+    if (c.finalState && c.stateVFirst)
+      k->store(last[0], *ht, {head * V + vb * BV, 0});
+    else if (c.finalState)
+      k->storeTransposed(last[0], *ht, {head * K, vb * BV});
+  });
   return k;
 }
 

@@ -23,6 +23,10 @@ void GdnForwardConfig::validate() const {
                            precise));
   if (stages < 1 || stages > 4)
     throw fail(fmt::format("stages = {} is not supported (1: plain copies, 2 to 4: TMA rings)", stages));
+  if (roles && (stages < 2 || BV != 64 || l2normQK))
+    throw fail(fmt::format("roles = 1 needs stages >= 2 (TMA loads by the producer), BV = 64 (one state warpgroup) "
+                           "and l2norm = 0, got stages = {}, BV = {}, l2norm = {}",
+                           stages, BV, l2normQK ? 1 : 0));
   if (inverseBlocksPerSM < 0 || inverseBlocksPerSM > 16)
     throw fail(fmt::format("inverse_blocks_per_sm = {} is not supported (0: no cap, or 1 to 16)", inverseBlocksPerSM));
   if (!std::isfinite(scale))
@@ -41,7 +45,8 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"l2norm", flag(c.l2normQK)}, {"initial_state", flag(c.initialState)},
                           {"final_state", flag(c.finalState)}, {"state_v_first", flag(c.stateVFirst)},
                           {"BV", field(c.BV)}, {"precise", field(c.precise)},
-                          {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)}, {"stages", field(c.stages)}});
+                          {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)}, {"stages", field(c.stages)},
+                          {"roles", flag(c.roles)}});
   c.validate();
   return c;
 }

@@ -42,8 +42,12 @@ struct GdnForwardConfig {
   // gdn_chunk_forward's loads of q, k, v, a and aqk: 1 copies them each chunk (bounded at the sequence
   // end); 2 or more pipelines them through TMA rings of that many chunks (qla-pipeline), reading
   // past the sequence end into the next one (those rows are masked out: an inf or NaN there would
-  // still reach this sequence's chunk). Not yet measured on the GPU.
+  // still reach this sequence's chunk).
   int64_t stages = 1;
+  // gdn_chunk_forward warp-specialized (issue 4): a producer warpgroup issues the TMA loads, a "state"
+  // warpgroup runs the recurrence (Xᵀ, Vnᵀ, Hᵀ) and hands Hᵀ and Vnᵀ (bf16) to an "output" warpgroup
+  // (Oᵀ and its store), off the chain. Needs stages >= 2, BV = 64 and no in-kernel L2 norm.
+  bool roles = false;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.
