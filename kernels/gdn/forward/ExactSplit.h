@@ -1,0 +1,19 @@
+// The exact context split of one long sequence, orchestrated on the host over the unchanged GDN
+// kernels on the CPU interpreter (docs/context-split.md). It checks the generic decomposition that
+// the qla-context-split pass (issue 5) is to build into kernels: each segment's end state from zero
+// (E_s), its transition from an identity state with the additive input v set to zero (A_s), the
+// correction S_{s+1} = A_s·S_s + E_s, and the main run of every segment from its S_s.
+#ifndef QLA_KERNELS_GDN_FORWARD_EXACTSPLIT_H
+#define QLA_KERNELS_GDN_FORWARD_EXACTSPLIT_H
+
+#include "gdn/reference/GdnReference.h"
+
+namespace qla::gdn {
+
+/// One sequence (B = 1, no cu_seqlens) with K = V and states [K][V]; `segmentTokens` a positive multiple
+/// of the chunk (64). Throws qla::Error naming what is not supported.
+GdnOutputs interpretGdnForwardSplit(const GdnProblem &problem, const GdnInputs &inputs, int64_t segmentTokens);
+
+} // namespace qla::gdn
+
+#endif
