@@ -1,6 +1,7 @@
 #include "gdn/forward/ExactSplit.h"
 #include "gdn/forward/GdnForward.h"
 #include "gdn/forward/Interpret.h"
+#include "gdn/reference/HostTensor.h"
 
 #include "qla/runtime/Error.h"
 
@@ -23,7 +24,6 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
     segments.cuSeqlens.push_back(std::min(p.T, segments.cuSeqlens.back() + segmentTokens));
   segments.useInitialState = segments.outputFinalState = true;
   const int64_t S = segments.numSequences(), square = K * K;
-  auto at = [&](const Tensor &t, int64_t s, int64_t h) { return t.data.data() + (s * HV + h) * square; };
 
   // 1. Each segment's end from a zero state: E_s.
   GdnInputs fromZero = in;
@@ -38,25 +38,14 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
       for (int64_t i = 0; i < K; ++i)
         fromIdentity.initialState.data[(s * HV + h) * square + i * K + i] = 1.0;
   Tensor transitions = interpretGdnForward(segments, fromIdentity).finalState;
-  // 3. Correction: S_0 = the initial state, S_{s+1} = A_s·S_s + E_s (float64, K x K times K x V).
+  // 3. Correction: S_0 = the initial state, S_{s+1} = A_s·S_s + E_s (gdn_split_correct).
+  GdnForwardConfig config = forwardConfigFor(p);
+  HostTensor initial{{HV * K, p.V}, p.useInitialState ? in.initialState.data : std::vector<double>(HV * square, 0.0)};
+  HostTensor endRows{{S * HV * K, p.V}, ends.data}, transitionRows{{S * HV * K, K}, transitions.data};
+  HostTensor startRows{{S * HV * K, p.V}, std::vector<double>(S * HV * square, 0.0)};
+  buildGdnSplitCorrect(config)->interpret({&initial, &endRows, &transitionRows, &startRows}, {HV * (p.V / 64), 1, 1});
   GdnInputs main = in;
-  main.initialState = Tensor(segments.stateShape());
-  for (int64_t h = 0; h < HV; ++h) {
-    double *first = main.initialState.data.data() + h * square;
-    if (p.useInitialState)
-      std::copy_n(in.initialState.data.data() + h * square, square, first);
-    for (int64_t s = 0; s + 1 < S; ++s) {
-      const double *a = at(transitions, s, h), *e = at(ends, s, h), *cur = at(main.initialState, s, h);
-      double *next = main.initialState.data.data() + ((s + 1) * HV + h) * square;
-      for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = 0; j < K; ++j) {
-          double sum = e[i * K + j];
-          for (int64_t m = 0; m < K; ++m)
-            sum += a[i * K + m] * cur[m * K + j];
-          next[i * K + j] = sum;
-        }
-    }
-  }
+  main.initialState = Tensor(segments.stateShape(), std::move(startRows.data));
   // 4. Every segment from its corrected start; the sequence's final state is its last segment's.
   GdnOutputs run = interpretGdnForward(segments, main), out;
   out.o = Tensor({1, p.T, HV, p.V}, std::move(run.o.data));

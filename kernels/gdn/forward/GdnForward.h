@@ -66,6 +66,8 @@ std::unique_ptr<dsl::Kernel> buildGdnOffsets(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c);
+/// The exact context split's correction scan over one sequence's segments (docs/context-split.md).
+std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c);
 GdnForwardKernels buildGdnForward(const GdnForwardConfig &c);
 
 } // namespace qla::gdn
