@@ -198,3 +198,35 @@ func.func @staging_would_grow(%A: !qla.tensor<256x64xbf16>, %o: !qla.tensor<256x
   %use = qla.gemm %t, %t, %acc {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   return
 }
+
+// -----
+
+// Role regions run at the same time: scratch of two roles never shares bytes, even though each is live
+// only during its op and the ops come one after the other in the IR. A store's optional staging is
+// dropped when no free bytes are left for it (here the state role's broadcast takes bytes 0..255 and
+// the output role's 256..511, and the kernel needs no more).
+// CHECK-LABEL: func.func @scratch_of_two_roles(
+// CHECK: qla.role_region "state"
+// CHECK: qla.broadcast %{{.*}} {dims = array<i64: 0, 1>, qla.role = "state", qla.scratch_offset = 0 : i64}
+// CHECK: qla.role_region "output"
+// CHECK: qla.broadcast %{{.*}} {dims = array<i64: 0, 1>, qla.role = "output", qla.scratch_offset = 256 : i64}
+// CHECK: qla.store
+// CHECK-NOT: qla.scratch_offset
+// CHECK-SAME: !qla.tensor<4096x64xbf16>
+// expected-error @+1 {{shared memory needed (1536 bytes) exceeds the budget of 1000 bytes}}
+func.func @scratch_of_two_roles(%o: !qla.tensor<4096x64xbf16>)
+    attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>,
+                qla.roles = [#qla.role<"state", warpgroups = 1>, #qla.role<"output", warpgroups = 1>]} {
+  qla.role_region "state" {
+    %r = qla.fill 1.0 : f32 {qla.role = "state"} : !qla.tile<1x64xf32, frag, #qla.strided<threads = 128>>
+    %b = qla.broadcast %r {dims = array<i64: 0, 1>, qla.role = "state"} : !qla.tile<1x64xf32, frag, #qla.strided<threads = 128>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  }
+  qla.role_region "output" {
+    %c0 = arith.constant 0 : index
+    %r = qla.fill 1.0 : f32 {qla.role = "output"} : !qla.tile<1x64xf32, frag, #qla.strided<threads = 128>>
+    %b = qla.broadcast %r {dims = array<i64: 0, 1>, qla.role = "output"} : !qla.tile<1x64xf32, frag, #qla.strided<threads = 128>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+    %t = qla.fill 1.0 : bf16 {qla.role = "output"} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+    qla.store %t, %o[%c0, %c0] {transpose, qla.role = "output"} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<4096x64xbf16>
+  }
+  return
+}

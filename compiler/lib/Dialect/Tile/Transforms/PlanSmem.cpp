@@ -51,11 +51,9 @@ int64_t exchangeScratchBytes(Operation *op) {
   return 0;
 }
 
-/// A store that works without scratch too (element by element), staged only for speed.
-bool stagingIsOptional(Operation *op) {
-  auto store = dyn_cast<StoreOp>(op);
-  return store && !store.getTranspose() && exchangeScratchBytes(op) > 0;
-}
+/// A store works without scratch too (element by element): it is staged only for speed, where the bytes
+/// are free anyway (in a warp-specialized kernel, the roles' scratch cannot share bytes).
+bool stagingIsOptional(Operation *op) { return isa<StoreOp>(op) && exchangeScratchBytes(op) > 0; }
 
 /// Where each op sits in a pre-order walk of the kernel, and the last position inside it.
 struct Positions {
@@ -114,14 +112,17 @@ std::pair<int64_t, int64_t> liveRange(Operation *def, const Positions &pos) {
 
 struct Placed {
   int64_t begin, end, offset, size;
+  Operation *role; // the qla.role_region around the buffer's op, or null
 };
 
 /// The lowest offset (a multiple of `align`) where `size` bytes overlap no placed buffer that is live at
-/// the same time.
-int64_t firstFit(ArrayRef<Placed> placed, int64_t begin, int64_t end, int64_t size, int64_t align) {
+/// the same time. Role regions run concurrently: buffers of two different roles always overlap in time
+/// (positions in the IR order only one role's ops).
+int64_t firstFit(ArrayRef<Placed> placed, int64_t begin, int64_t end, int64_t size, int64_t align,
+                 Operation *role) {
   SmallVector<std::pair<int64_t, int64_t>> busy;
   for (const Placed &p : placed)
-    if (p.begin <= end && begin <= p.end)
+    if ((p.begin <= end && begin <= p.end) || (p.role && role && p.role != role))
       busy.push_back({p.offset, p.offset + p.size});
   llvm::sort(busy);
   int64_t offset = 0;
@@ -162,8 +163,9 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
           continue;
         if (int64_t bytes = exchangeScratchBytes(op)) {
           int64_t begin = pos.begin.lookup(op), end = pos.end.lookup(op);
-          int64_t at = firstFit(placed, begin, end, bytes, 128);
-          placed.push_back({begin, end, at, bytes});
+          Operation *role = op->getParentOfType<RoleRegionOp>();
+          int64_t at = firstFit(placed, begin, end, bytes, 128, role);
+          placed.push_back({begin, end, at, bytes, role});
           op->setAttr(kScratchOffsetAttr, i64(at));
           offset = std::max(offset, at + bytes);
           continue;
@@ -172,8 +174,9 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
         auto swz = dyn_cast_or_null<SwizzleAttr>(t.getLayout());
         int64_t align = (swz && swz.getBytes() > 0) ? 1024 : 128;
         auto [begin, end] = liveRange(op, pos);
-        int64_t at = firstFit(placed, begin, end, t.getSizeInBytes(), align);
-        placed.push_back({begin, end, at, t.getSizeInBytes()});
+        Operation *role = op->getParentOfType<RoleRegionOp>();
+        int64_t at = firstFit(placed, begin, end, t.getSizeInBytes(), align, role);
+        placed.push_back({begin, end, at, t.getSizeInBytes(), role});
         if (auto alloc = dyn_cast<SmemAllocOp>(op))
           alloc.setOffsetAttr(i64(at));
         else
@@ -185,10 +188,11 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
         if (!stagingIsOptional(op))
           continue;
         int64_t bytes = exchangeScratchBytes(op), begin = pos.begin.lookup(op), end = pos.end.lookup(op);
-        int64_t at = firstFit(placed, begin, end, bytes, 128);
+        Operation *role = op->getParentOfType<RoleRegionOp>();
+        int64_t at = firstFit(placed, begin, end, bytes, 128, role);
         if (at + bytes > offset)
           continue;
-        placed.push_back({begin, end, at, bytes});
+        placed.push_back({begin, end, at, bytes, role});
         op->setAttr(kScratchOffsetAttr, i64(at));
       }
       // The kernel aligns the dynamic shared-memory base to 1024 bytes at run time; reserve the slack.
