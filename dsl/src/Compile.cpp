@@ -7,7 +7,10 @@
 #include "qla/runtime/Error.h"
 #include "qla/runtime/Json.h"
 
+#include "qla/Dialect/Tile/Transforms/Passes.h"
+
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/IR/Verifier.h"
 
 #include <chrono>
@@ -114,6 +117,19 @@ CompiledPtx Kernel::compile(const CompileOptions &options) const {
   out.remarks = std::move(remarks);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+void Kernel::dropLoopOutputs() {
+  MLIRContext &ctx = impl_->ctx;
+  std::vector<std::string> errors;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    errors.push_back(describe(d));
+    return success();
+  });
+  PassManager pm(&ctx);
+  pm.addPass(qla::createQlaDropLoopOutputs());
+  if (failed(pm.run(*impl_->module)))
+    throw Error(fmt::format("kernel '{}': qla-drop-loop-outputs failed:\n  {}", name_, fmt::join(errors, "\n  ")));
 }
 
 void Kernel::interpret(const std::vector<HostTensor *> &args, std::array<int64_t, 3> grid) const {

@@ -140,3 +140,29 @@ TEST_CASE("the (16, 32), K = V = 128 forward set compiles cold, its kernels side
   // Issue 3's bar is 2 s; this bound catches regressions on slow CI machines.
   CHECK(seconds < 8.0);
 }
+
+TEST_CASE("the state-only forward (context split segments) compiles to PTX without the output's stores",
+          "[gdn][split]") {
+  qla::gdn::GdnForwardConfig c;
+  c.H = 16;
+  c.HV = 32;
+  c.initialState = c.finalState = true;
+  auto count = [](const std::string &s, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  auto full = qla::gdn::buildGdnChunkForward(c);
+  auto stateOnly = qla::gdn::buildGdnChunkForward(c);
+  stateOnly->dropLoopOutputs();
+  std::string fullIr = full->ir(), onlyIr = stateOnly->ir();
+  INFO(onlyIr);
+  // The loop keeps its state update (three gemm pairs with hi + lo parts) and loses Oᵀ's store; the
+  // final state's store after the loop stays.
+  CHECK(count(fullIr, "qla.store") == 2);
+  CHECK(count(onlyIr, "qla.store") == 1);
+  CHECK(count(onlyIr, "qla.gemm") < count(fullIr, "qla.gemm"));
+  qla::dsl::CompiledPtx ptx = stateOnly->compile();
+  CHECK(ptx.ptx.find("wgmma.mma_async") != std::string::npos);
+}

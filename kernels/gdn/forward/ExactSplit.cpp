@@ -28,7 +28,7 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
   // 1. Each segment's end from a zero state: E_s.
   GdnInputs fromZero = in;
   fromZero.initialState = Tensor(segments.stateShape());
-  Tensor ends = interpretGdnForward(segments, fromZero).finalState;
+  Tensor ends = interpretGdnForward(segments, fromZero, 1, /*stateOnly=*/true).finalState;
   // 2. Transitions: from the identity with v = 0 the end state is A_s itself.
   GdnInputs fromIdentity = in;
   fromIdentity.v = Tensor(in.v.shape);
@@ -37,7 +37,7 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
     for (int64_t h = 0; h < HV; ++h)
       for (int64_t i = 0; i < K; ++i)
         fromIdentity.initialState.data[(s * HV + h) * square + i * K + i] = 1.0;
-  Tensor transitions = interpretGdnForward(segments, fromIdentity).finalState;
+  Tensor transitions = interpretGdnForward(segments, fromIdentity, 1, /*stateOnly=*/true).finalState;
   // 3. Correction: S_0 = the initial state, S_{s+1} = A_s·S_s + E_s (gdn_split_correct).
   GdnForwardConfig config = forwardConfigFor(p);
   HostTensor initial{{HV * K, p.V}, p.useInitialState ? in.initialState.data : std::vector<double>(HV * square, 0.0)};

@@ -38,11 +38,13 @@ GdnForwardConfig forwardConfigFor(const GdnProblem &p) {
   return c;
 }
 
-GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, int64_t stages) {
+GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, int64_t stages, bool stateOnly) {
   validateGdn(p, in, "gdn forward (interpreter)");
   GdnForwardConfig c = forwardConfigFor(p);
   c.stages = stages;
   GdnForwardKernels kernels = buildGdnForward(c);
+  if (stateOnly)
+    kernels.forward->dropLoopOutputs();
   const int64_t T = p.B * p.T, N = p.numSequences(), C = GdnForwardConfig::kChunk;
   HostTensor cu{{N + 1}, {}};
   if (p.varlen())

@@ -12,7 +12,9 @@ GdnForwardConfig forwardConfigFor(const GdnProblem &problem);
 /// Packs the inputs (q, k, v rounded to bf16), runs gdn_cumsum, gdn_chunk_inverse and
 /// gdn_chunk_forward on the interpreter and unpacks o and the final state.
 /// `stages` >= 2 builds gdn_chunk_forward with pipelined, unbounded copies (GdnForwardConfig::stages).
-GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs, int64_t stages = 1);
+/// `stateOnly` runs its state-only form (Kernel::dropLoopOutputs): the final state only, o stays zero.
+GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs, int64_t stages = 1,
+                               bool stateOnly = false);
 
 } // namespace qla::gdn
 

@@ -211,6 +211,10 @@ public:
   std::string ir() const;
   /// Structural hash of the tile IR (value names and source locations do not change it).
   std::string structuralHash() const;
+  /// Makes this the state-only form of the kernel, in place: the stores inside loops that carry values
+  /// go, with everything that only fed them (qla-drop-loop-outputs; the segment kernel of a context
+  /// split, docs/context-split.md). Throws qla::Error if the pass fails.
+  void dropLoopOutputs();
   /// Runs the compiler pipeline and NVPTX; throws qla::Error with the DSL line on failure.
   CompiledPtx compile(const CompileOptions &options = {}) const;
   /// Runs the tile program on the CPU (one argument per tensor, in declaration order); throws

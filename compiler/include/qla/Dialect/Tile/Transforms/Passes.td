@@ -25,6 +25,17 @@ def QlaPipeline : Pass<"qla-pipeline", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def QlaDropLoopOutputs : Pass<"qla-drop-loop-outputs", "::mlir::ModuleOp"> {
+  let summary = "Keep only what a loop's carried state needs: the state-only kernel of a context split";
+  let description = [{
+    In every `qla.for` that carries values, the stores (outputs written each iteration) are erased,
+    then every op left without a use and without side effects. What remains computes the carried
+    values and what the kernel does with them after the loop (e.g. storing a final state): the
+    kernel that finds each segment's end state, and its transition from an identity state, in the
+    context split (docs/context-split.md). Not part of the default pipeline.
+  }];
+}
+
 def QlaAssignRoles : Pass<"qla-assign-roles", "::mlir::ModuleOp"> {
   let summary = "Give every op of a warp-specialized kernel (qla.roles) the role that runs it";
   let description = [{
