@@ -1,6 +1,7 @@
 // The GDN entry point without a GPU: its kernels build through the JIT into the disk cache, every
 // argument is validated with a message naming it, and the offsets kernel is right on the interpreter.
 #include "gdn/api/ChunkForwardJit.h"
+#include "gdn/api/SplitPlan.h"
 #include "qla/runtime/Error.h"
 
 #include <catch2/catch_test_macros.hpp>
@@ -165,4 +166,36 @@ TEST_CASE("the state-only forward (context split segments) compiles to PTX witho
   CHECK(count(onlyIr, "qla.gemm") < count(fullIr, "qla.gemm"));
   qla::dsl::CompiledPtx ptx = stateOnly->compile();
   CHECK(ptx.ptx.find("wgmma.mma_async") != std::string::npos);
+}
+
+TEST_CASE("the split planner cuts only what leaves SMs idle, into segments that fill the GPU", "[gdn][split]") {
+  using qla::gdn::planContextSplit;
+  using qla::gdn::SplitPolicy;
+  // (16,32) 1x32768: 64 blocks for 264 slots -> four segments of 8192 tokens (256 blocks).
+  auto one = planContextSplit({0, 32768}, 32, 128, 64);
+  REQUIRE(one.split());
+  CHECK(one.segmentTokens == 8192);
+  CHECK(one.segmentCuSeqlens == std::vector<int64_t>{0, 8192, 16384, 24576, 32768});
+  CHECK(one.firstSegment == std::vector<int64_t>{0, 4});
+  // (2,8) 1x32768: 16 blocks -> sixteen segments of 2048.
+  CHECK(planContextSplit({0, 32768}, 8, 128, 64).segmentCuSeqlens.size() == 17);
+  // (16,32) 4x8192 already fills the GPU (256 of 264 slots and no sequence twice the segment): no split.
+  CHECK_FALSE(planContextSplit({0, 8192, 16384, 24576, 32768}, 32, 128, 64).split());
+  // Varlen: the long sequence is cut, the short ones stay whole.
+  auto mix = planContextSplit({0, 100, 32868, 33000}, 32, 128, 64);
+  REQUIRE(mix.split());
+  CHECK(mix.segmentCuSeqlens.front() == 0);
+  CHECK(mix.segmentCuSeqlens[1] == 100);
+  CHECK(mix.segmentCuSeqlens.back() == 33000);
+  CHECK(mix.firstSegment.size() == 4);
+  CHECK(mix.firstSegment[2] - mix.firstSegment[1] > 1); // the long one in several segments
+  CHECK(mix.firstSegment[3] - mix.firstSegment[2] == 1);
+  // Overrides: off, or a given length (a partial last segment).
+  CHECK_FALSE(planContextSplit({0, 32768}, 32, 128, 64, {.enabled = false}).split());
+  auto given = planContextSplit({0, 1000}, 32, 128, 64, {.segmentTokens = 256});
+  CHECK(given.segmentCuSeqlens == std::vector<int64_t>{0, 256, 512, 768, 1000});
+  CHECK_THROWS_WITH(planContextSplit({0, 1000}, 32, 128, 64, {.segmentTokens = 100}),
+                    Catch::Matchers::ContainsSubstring("segment length 100 must be a multiple of 64"));
+  CHECK_THROWS_WITH(planContextSplit({5, 1000}, 32, 128, 64),
+                    Catch::Matchers::ContainsSubstring("expected cu_seqlens of at least two offsets from 0"));
 }

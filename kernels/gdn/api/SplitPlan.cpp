@@ -1,0 +1,55 @@
+#include "gdn/api/SplitPlan.h"
+
+#include "qla/runtime/Error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace qla::gdn {
+
+namespace {
+constexpr int64_t kChunk = 64;
+int64_t chunksOf(int64_t tokens) { return (tokens + kChunk - 1) / kChunk; }
+} // namespace
+
+SplitPlan planContextSplit(const std::vector<int64_t> &cu, int64_t HV, int64_t V, int64_t BV, const SplitPolicy &policy) {
+  if (cu.size() < 2 || cu.front() != 0 || HV <= 0 || BV <= 0 || V % BV != 0)
+    throw Error(fmt::format("gdn split plan: expected cu_seqlens of at least two offsets from 0, HV > 0 and BV "
+                            "dividing V, got {} offsets, HV = {}, V = {}, BV = {}",
+                            cu.size(), HV, V, BV));
+  if (policy.segmentTokens < 0 || policy.segmentTokens % kChunk != 0)
+    throw Error(fmt::format("gdn split plan: segment length {} must be a multiple of {}", policy.segmentTokens, kChunk));
+  SplitPlan plan;
+  const int64_t n = static_cast<int64_t>(cu.size()) - 1, perSequence = HV * (V / BV);
+  const int64_t capacity = policy.sms * policy.blocksPerSm;
+  if (!policy.enabled || (policy.segmentTokens == 0 && n * perSequence >= capacity))
+    return plan;
+  int64_t totalChunks = 0, longest = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    totalChunks += chunksOf(cu[i + 1] - cu[i]);
+    longest = std::max(longest, cu[i + 1] - cu[i]);
+  }
+  int64_t segmentChunks = policy.segmentTokens / kChunk;
+  if (segmentChunks == 0) {
+    // Segments enough to give every block slot one: total chunks over the slots' worth of sequences.
+    int64_t slots = std::max<int64_t>(1, capacity / perSequence);
+    segmentChunks = std::max(policy.minSegmentChunks, (totalChunks + slots - 1) / slots);
+  }
+  if (chunksOf(longest) < 2 * segmentChunks)
+    return plan; // nothing long enough to gain from a split
+  plan.segmentTokens = segmentChunks * kChunk;
+  plan.segmentCuSeqlens = {0};
+  for (int64_t i = 0; i < n; ++i) {
+    plan.firstSegment.push_back(static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1);
+    int64_t len = cu[i + 1] - cu[i];
+    bool cut = chunksOf(len) >= 2 * segmentChunks; // short sequences stay whole
+    for (int64_t at = cu[i] + (cut ? plan.segmentTokens : len); at < cu[i + 1]; at += plan.segmentTokens)
+      plan.segmentCuSeqlens.push_back(at);
+    plan.segmentCuSeqlens.push_back(cu[i + 1]);
+  }
+  plan.firstSegment.push_back(static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1);
+  return plan;
+}
+
+} // namespace qla::gdn

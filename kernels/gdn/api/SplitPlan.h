@@ -1,0 +1,37 @@
+// The context-split planner (issue 5, docs/context-split.md): which sequences of a call to cut into
+// segments, and how long the segments are. MLIR-free; a pure function of the call's shape and the GPU.
+#ifndef QLA_KERNELS_GDN_API_SPLITPLAN_H
+#define QLA_KERNELS_GDN_API_SPLITPLAN_H
+
+#include <cstdint>
+#include <vector>
+
+namespace qla::gdn {
+
+struct SplitPlan {
+  /// Segment boundaries in tokens, as cu_seqlens of the segment batch (empty: no split).
+  std::vector<int64_t> segmentCuSeqlens;
+  /// For each sequence, its first segment (sequence i covers segments [first[i], first[i + 1])).
+  std::vector<int64_t> firstSegment;
+  int64_t segmentTokens = 0;
+  bool split() const { return !segmentCuSeqlens.empty(); }
+};
+
+struct SplitPolicy {
+  int64_t sms = 132;           // streaming multiprocessors of the GPU
+  int64_t blocksPerSm = 2;     // state-kernel blocks one SM holds (BV = 64: two)
+  int64_t minSegmentChunks = 8; // a segment of fewer chunks costs more in passes than it saves
+  int64_t segmentTokens = 0;   // > 0: this length (a multiple of 64), overriding the choice
+  bool enabled = true;
+};
+
+/// The state kernel has sequences × HV × V / BV blocks; when they leave SMs idle (fewer than
+/// sms × blocksPerSm), sequences longer than two minimal segments are cut into segments of one length,
+/// chosen so that the segment batch fills the GPU once (a multiple of the 64-token chunk). `cuSeqlens`
+/// are the call's sequence offsets (N + 1 values from 0).
+SplitPlan planContextSplit(const std::vector<int64_t> &cuSeqlens, int64_t HV, int64_t V, int64_t BV,
+                           const SplitPolicy &policy = {});
+
+} // namespace qla::gdn
+
+#endif
