@@ -161,13 +161,31 @@ TEST_CASE("exact context split of one sequence (segment ends, transitions, corre
   CHECK(relL2(interpretGdnForward(segments, noCarry).o.data, whole.o.data) > 1e-2);
 }
 
+TEST_CASE("exact context split of a batch: varlen with a short and a long sequence, and B = 2",
+          "[gdn][interpreter][split]") {
+  // Varlen: the 100-token sequence stays whole, the 320-token one is cut in three; B = 2: both cut.
+  GdnProblem varlen = problem(1, 420, 1, 2, 64, 64);
+  varlen.cuSeqlens = {0, 100, 420};
+  GdnProblem batch = problem(2, 260, 1, 2, 64, 64);
+  for (const GdnProblem &p : {varlen, batch}) {
+    GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+    GdnOutputs whole = interpretGdnForward(p, in), split = interpretGdnForwardSplit(p, in, 128);
+    double dO = relL2(split.o, whole.o), dState = relL2(split.finalState, whole.finalState);
+    WARN("N = " << p.numSequences() << ": split vs unsplit o " << dO << ", final state " << dState);
+    CHECK(dState <= 1e-4);
+    CHECK(dO <= 1e-3);
+  }
+}
+
 TEST_CASE("the exact split refuses what it does not support", "[gdn][split]") {
-  GdnProblem p = problem(2, 128, 1, 2, 64, 64);
-  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = 1, .gate = GdnGateKind::logsigmoid}));
-  CHECK_THROWS_WITH(interpretGdnForwardSplit(p, in, 64),
-                    Catch::Matchers::ContainsSubstring("one sequence (B = 1, no cu_seqlens) with K = V"));
+  GdnProblem kv = problem(1, 256, 1, 2, 64, 128);
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(kv, {.seed = 1, .gate = GdnGateKind::logsigmoid}));
+  CHECK_THROWS_WITH(interpretGdnForwardSplit(kv, in, 64),
+                    Catch::Matchers::ContainsSubstring("K = V with states [K][V] is supported"));
   GdnProblem one = problem(1, 128, 1, 2, 64, 64);
   GdnInputs in1 = roundInputsForKernel(gdnRandomInputs(one, {.seed = 1, .gate = GdnGateKind::logsigmoid}));
   CHECK_THROWS_WITH(interpretGdnForwardSplit(one, in1, 100),
                     Catch::Matchers::ContainsSubstring("segment length 100 must be a positive multiple of 64"));
+  CHECK_THROWS_WITH(interpretGdnForwardSplit(one, in1, 128),
+                    Catch::Matchers::ContainsSubstring("no sequence is two segments of 128 tokens long"));
 }

@@ -11,8 +11,9 @@
 
 namespace qla::gdn {
 
-/// One sequence (B = 1, no cu_seqlens) with K = V and states [K][V]; `segmentTokens` a positive multiple
-/// of the chunk (64). Throws qla::Error naming what is not supported.
+/// Any batch (B sequences or cu_seqlens) with K = V and states [K][V]; sequences at least two segments
+/// long are cut into segments of `segmentTokens` (a positive multiple of the chunk, 64), the others stay
+/// whole (planContextSplit). Throws qla::Error naming what is not supported.
 GdnOutputs interpretGdnForwardSplit(const GdnProblem &problem, const GdnInputs &inputs, int64_t segmentTokens);
 
 } // namespace qla::gdn
