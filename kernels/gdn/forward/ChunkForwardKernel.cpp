@@ -148,6 +148,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     else if (c.finalState)
       k->storeTransposed(last[0], *ht, {head * K, vb * BV});
   });
+  if (c.stateOnly)
+    k->dropLoopOutputs();
   return k;
 }
 

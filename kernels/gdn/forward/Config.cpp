@@ -46,7 +46,7 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"final_state", flag(c.finalState)}, {"state_v_first", flag(c.stateVFirst)},
                           {"BV", field(c.BV)}, {"precise", field(c.precise)},
                           {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)}, {"stages", field(c.stages)},
-                          {"roles", flag(c.roles)}});
+                          {"roles", flag(c.roles)}, {"state_only", flag(c.stateOnly)}});
   c.validate();
   return c;
 }

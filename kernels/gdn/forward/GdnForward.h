@@ -48,6 +48,9 @@ struct GdnForwardConfig {
   // warpgroup runs the recurrence (Xᵀ, Vnᵀ, Hᵀ) and hands Hᵀ and Vnᵀ (bf16) to an "output" warpgroup
   // (Oᵀ and its store), off the chain. Needs stages >= 2, BV = 64 and no in-kernel L2 norm.
   bool roles = false;
+  // gdn_chunk_forward in its state-only form (Kernel::dropLoopOutputs: no o): the segment-end and
+  // transition runs of the context split (docs/context-split.md).
+  bool stateOnly = false;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

@@ -42,9 +42,8 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, int64_t
   validateGdn(p, in, "gdn forward (interpreter)");
   GdnForwardConfig c = forwardConfigFor(p);
   c.stages = stages;
+  c.stateOnly = stateOnly;
   GdnForwardKernels kernels = buildGdnForward(c);
-  if (stateOnly)
-    kernels.forward->dropLoopOutputs();
   const int64_t T = p.B * p.T, N = p.numSequences(), C = GdnForwardConfig::kChunk;
   HostTensor cu{{N + 1}, {}};
   if (p.varlen())
