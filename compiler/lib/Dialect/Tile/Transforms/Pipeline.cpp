@@ -260,6 +260,15 @@ Value threadIndex(OpBuilder &b, Location loc) {
   return b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type()));
 }
 
+/// The rings of `p` and their barriers, before the kernel's first role region: all threads are there to
+/// initialise them (thread 0 does, then the whole block synchronises).
+void createRingsBeforeRoles(func::FuncOp kernel, PipelinedLoop &p, Location loc) {
+  OpBuilder b(*kernel.getBody().front().getOps<RoleRegionOp>().begin());
+  p.allocateRings(b, loc);
+  p.leader = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, threadIndex(b, loc), constIndex(b, loc, 0));
+  p.initialiseRings(b, loc);
+}
+
 /// Register tiles one role puts into a channel each iteration of its loop and other roles read as gemm
 /// operands: a ring of `stages` shared-memory slots per channel (the producing loop's stages), with
 /// full/empty mbarriers. Every thread of the producing role waits for the slot to be empty (opposite
@@ -298,16 +307,11 @@ LogicalResult lowerFragmentChannels(func::FuncOp kernel) {
     PipelinedLoop p{loop, stages, releasers};
     p.arrivals = threadGroup(put).threads;
     p.slotTypes.push_back(TileType::get(value.getShape(), value.getElementType(), MemorySpace::smem));
-    RoleRegionOp first = *kernel.getBody().front().getOps<RoleRegionOp>().begin();
     Location loc = put.getLoc();
-    OpBuilder b(first);
-    p.allocateRings(b, loc);
-    p.leader = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, threadIndex(b, loc), constIndex(b, loc, 0));
-    p.initialiseRings(b, loc);
+    createRingsBeforeRoles(kernel, p, loc);
+    OpBuilder b(put);
     Value ring = p.rings.front();
     auto slotType = p.slotTypes.front();
-
-    b.setInsertionPoint(put);
     RingPosition at(b, loc, loop, loop.getInductionVar(), stages);
     Value released = b.create<arith::XOrIOp>(loc, at.parity, b.create<arith::ConstantIntOp>(loc, b.getI1Type(), 1));
     b.create<nvgpu::MBarrierTryWaitParityOp>(loc, p.empty, released, waitTicks(b, loc), at.slot);
@@ -387,18 +391,13 @@ LogicalResult specializeChannels(func::FuncOp kernel) {
     for (ForOp consumer : consumers)
       p.warpgroups += threadGroup(consumer).threads / 128;
 
-    // Barriers and rings before the first role region: all threads are there to initialise them.
-    RoleRegionOp first = *kernel.getBody().front().getOps<RoleRegionOp>().begin();
     Location loc = loop.getLoc();
-    OpBuilder b(first);
-    p.allocateRings(b, loc);
-    p.leader = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, threadIndex(b, loc), constIndex(b, loc, 0));
-    p.initialiseRings(b, loc);
+    createRingsBeforeRoles(kernel, p, loc);
+    OpBuilder b(loop);
     for (auto [channel, ring] : llvm::zip(channels, p.rings))
       ringOf[channel] = ring;
 
     // The producer: its first thread runs the loop, the rest of its warpgroups have nothing to do.
-    b.setInsertionPoint(loop);
     Value isIssuer = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, threadIndex(b, loc),
                                              constIndex(b, loc, threadGroup(loop).firstThread));
     b.create<scf::IfOp>(loc, isIssuer, [&](OpBuilder &t, Location l) {
