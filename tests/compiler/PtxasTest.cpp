@@ -170,3 +170,46 @@ TEST_CASE("the GDN forward kernels assemble without serialised register-A wgmmas
     CHECK(r.output.find("C7519") == std::string::npos);
   }
 }
+
+TEST_CASE("GDN kernels' register spills: none where there were none, no more than measured elsewhere",
+          "[ptx][ptxas]") {
+  if (!std::filesystem::exists(QLA_PTXAS))
+    SKIP("ptxas not found at " QLA_PTXAS);
+  // Issue 4's bar is no spills at all; these are the bytes measured on 2026-12-03 (ptxas 13.0, -O3), a
+  // ratchet until the spilling kernels are fixed.
+  struct Case {
+    const char *kernel, *settings;
+    int maxSpillBytes;
+  };
+  const Case cases[] = {
+      {"gdn_offsets", "H=16,HV=32", 0},
+      {"gdn_cumsum", "H=16,HV=32", 0},
+      {"gdn_chunk_inverse", "H=16,HV=32", 168},                     // at its 3-blocks-an-SM register cap
+      {"gdn_chunk_forward", "H=16,HV=32,initial_state=1,final_state=1", 36},
+      {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,initial_state=1,final_state=1", 84}, // the wide tile
+      {"gdn_chunk_forward", "H=16,HV=32,stages=2,roles=1,initial_state=1,final_state=1", 0},
+      {"gdn_chunk_forward", "H=16,HV=32,state_only=1,initial_state=1,final_state=1", 0},
+      {"gdn_split_correct", "H=16,HV=32", 0},
+  };
+  qla::test::TempDir tmp;
+  for (const Case &c : cases) {
+    DYNAMIC_SECTION(c.kernel << " " << c.settings) {
+      auto config = qla::gdn::parseGdnForwardConfig(c.settings);
+      std::string k = c.kernel;
+      auto kernel = k == "gdn_offsets"         ? qla::gdn::buildGdnOffsets(config)
+                    : k == "gdn_cumsum"        ? qla::gdn::buildGdnCumsum(config)
+                    : k == "gdn_chunk_inverse" ? qla::gdn::buildGdnChunkInverse(config)
+                    : k == "gdn_split_correct" ? qla::gdn::buildGdnSplitCorrect(config)
+                                               : qla::gdn::buildGdnChunkForward(config);
+      auto ptxPath = tmp.path() / "kernel.ptx";
+      std::ofstream(ptxPath) << kernel->compile().ptx;
+      auto r = qla::test::runCommand(std::string(QLA_PTXAS) + " -arch=sm_90a -O3 -v " + ptxPath.string() + " -o " +
+                                     (tmp.path() / "kernel.cubin").string());
+      INFO("ptxas output:\n" << r.output);
+      REQUIRE(r.status == 0);
+      PtxasStats s = parsePtxas(r.output);
+      CHECK(s.spillStores <= c.maxSpillBytes);
+      CHECK(s.spillLoads <= c.maxSpillBytes);
+    }
+  }
+}
