@@ -62,7 +62,14 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
                          : k->loadTransposed(*h0, {head * K, vb * BV}, {BV, K});
   };
   Tile state;
-  in("state", [&] { state = c.initialState ? loadState() : k->fill({BV, K}, DType::f32, 0.0); });
+  in("state", [&] {
+    if (c.transition) // Hᵀ = I: row r of this block is value column vb·BV + r
+      state = k->map({k->iota({BV, K}, 0), k->iota({BV, K}, 1)}, DType::f32, [&](const Scalars &e) {
+        return select(e[0] + k->scalar(vb * BV) == e[1], 1.0, 0.0);
+      });
+    else
+      state = c.initialState ? loadState() : k->fill({BV, K}, DType::f32, 0.0);
+  });
   const double scale = c.resolvedScale();
   auto toBf16 = [&](const Tile &t) {
     return k->map({t}, DType::bf16, [](const Scalars &x) { return x[0].to(DType::bf16); });
@@ -92,7 +99,9 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, bounded({eos, c.H * K}), c.l2normQK);
     Tile ag = k->copy(aIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
     Tile p = k->copy(aqkIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
-    Tile vc = k->copy(v, {t0, vcol}, {C, BV}, bounded({eos, c.HV * V}));
+    std::optional<Tile> vc; // v is taken as zero in the transition run
+    if (!c.transition)
+      vc = k->copy(v, {t0, vcol}, {C, BV}, bounded({eos, c.HV * V}));
     Tile cols = k->iota({BV, C}, 1); // (untagged: qla-assign-roles gives it to its reader, the state)
     Scalar valid = k->scalar(eos - t0); // tokens of this chunk inside the sequence
     auto gCols = [&] { return k->broadcast(gRow, {BV, C}, {0, 1}); };
@@ -120,7 +129,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     Tile qhT;
     in("output", [&] { qhT = product(hHi, hLo, qc, zeros(BV, C), {.b = true}); });
     in("state", [&] {
-      uT = k->gemm(vc, ag, zeros(BV, C), {.a = true, .b = true});
+      uT = vc ? k->gemm(*vc, ag, zeros(BV, C), {.a = true, .b = true}) : zeros(BV, C);
       Tile xe = k->map({xT, gCols()}, DType::f32, [](const Scalars &e) { return -(exp(e[1]) * e[0]); });
       Tile xeHi = toBf16(xe);
       vnT = product(xeHi, c.precise >= 1 ? std::optional<Tile>(loPart(xe, xeHi)) : std::nullopt, ag, uT, {.b = true});
@@ -148,7 +157,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     else if (c.finalState)
       k->storeTransposed(last[0], *ht, {head * K, vb * BV});
   });
-  if (c.stateOnly)
+  if (c.stateOnly || c.transition)
     k->dropLoopOutputs();
   return k;
 }

@@ -27,6 +27,10 @@ void GdnForwardConfig::validate() const {
     throw fail(fmt::format("roles = 1 needs stages >= 2 (TMA loads by the producer), BV = 64 (one state warpgroup) "
                            "and l2norm = 0, got stages = {}, BV = {}, l2norm = {}",
                            stages, BV, l2normQK ? 1 : 0));
+  if (transition && (K != V || initialState || roles))
+    throw fail(fmt::format("transition = 1 (the state run from the identity with v = 0) needs K = V, no initial "
+                           "state and no roles, got K = {}, V = {}, initial_state = {}, roles = {}",
+                           K, V, initialState ? 1 : 0, roles ? 1 : 0));
   if (inverseBlocksPerSM < 0 || inverseBlocksPerSM > 16)
     throw fail(fmt::format("inverse_blocks_per_sm = {} is not supported (0: no cap, or 1 to 16)", inverseBlocksPerSM));
   if (!std::isfinite(scale))
@@ -46,7 +50,8 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"final_state", flag(c.finalState)}, {"state_v_first", flag(c.stateVFirst)},
                           {"BV", field(c.BV)}, {"precise", field(c.precise)},
                           {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)}, {"stages", field(c.stages)},
-                          {"roles", flag(c.roles)}, {"state_only", flag(c.stateOnly)}});
+                          {"roles", flag(c.roles)}, {"state_only", flag(c.stateOnly)},
+                          {"transition", flag(c.transition)}});
   c.validate();
   return c;
 }

@@ -54,16 +54,14 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
   // 1. Each segment's end from a zero state: E_s.
   GdnInputs fromZero = base;
   fromZero.initialState = Tensor(segments.stateShape());
-  Tensor ends = interpretGdnForward(segments, fromZero, 1, /*stateOnly=*/true).finalState;
-  // 2. Transitions: from the identity with v = 0 the end state is A_s itself.
-  GdnInputs fromIdentity = base;
-  fromIdentity.v = Tensor(base.v.shape);
-  fromIdentity.initialState = Tensor(segments.stateShape());
-  for (int64_t s = 0; s < S; ++s)
-    for (int64_t h = 0; h < HV; ++h)
-      for (int64_t i = 0; i < K; ++i)
-        fromIdentity.initialState.data[(s * HV + h) * square + i * K + i] = 1.0;
-  Tensor transitions = interpretGdnForward(segments, fromIdentity, 1, /*stateOnly=*/true).finalState;
+  Tensor ends = interpretGdnForward(segments, fromZero, 1, ForwardRun::stateOnly).finalState;
+  // 2. Transitions: from the identity with v = 0 the end state is A_s itself (the transition form of
+  // the forward makes the identity itself and never reads v).
+  GdnProblem fromIdentity = segments;
+  fromIdentity.useInitialState = false;
+  GdnInputs noInitial = base;
+  noInitial.initialState = Tensor();
+  Tensor transitions = interpretGdnForward(fromIdentity, noInitial, 1, ForwardRun::transition).finalState;
   // 3. Correction: each sequence's first segment starts from its initial state, the next ones from
   // S_{s+1} = A_s·S_s + E_s (gdn_split_correct).
   HostTensor first{{N + 1}, std::vector<double>(plan.firstSegment.begin(), plan.firstSegment.end())};

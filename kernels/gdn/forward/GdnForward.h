@@ -51,6 +51,10 @@ struct GdnForwardConfig {
   // gdn_chunk_forward in its state-only form (Kernel::dropLoopOutputs: no o): the segment-end and
   // transition runs of the context split (docs/context-split.md).
   bool stateOnly = false;
+  // gdn_chunk_forward as the context split's transition run: state-only, from the identity (Hᵀ = I,
+  // which needs K = V) with v taken as zero (not read), so the final state is the sequence's (or
+  // segment's) transition matrix. The initial_state setting must be off.
+  bool transition = false;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

@@ -38,11 +38,12 @@ GdnForwardConfig forwardConfigFor(const GdnProblem &p) {
   return c;
 }
 
-GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, int64_t stages, bool stateOnly) {
+GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, int64_t stages, ForwardRun run) {
   validateGdn(p, in, "gdn forward (interpreter)");
   GdnForwardConfig c = forwardConfigFor(p);
   c.stages = stages;
-  c.stateOnly = stateOnly;
+  c.stateOnly = run == ForwardRun::stateOnly;
+  c.transition = run == ForwardRun::transition;
   GdnForwardKernels kernels = buildGdnForward(c);
   const int64_t T = p.B * p.T, N = p.numSequences(), C = GdnForwardConfig::kChunk;
   HostTensor cu{{N + 1}, {}};
