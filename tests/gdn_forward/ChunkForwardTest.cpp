@@ -199,3 +199,23 @@ TEST_CASE("the split planner cuts only what leaves SMs idle, into segments that 
   CHECK_THROWS_WITH(planContextSplit({5, 1000}, 32, 128, 64),
                     Catch::Matchers::ContainsSubstring("expected cu_seqlens of at least two offsets from 0"));
 }
+
+TEST_CASE("gdn_split_offsets writes the planner's segments of a fixed-length batch on the interpreter",
+          "[gdn][split][interpreter]") {
+  // Two sequences of 1000 tokens on a small GPU: eight segments of 128 each (the last 104).
+  qla::gdn::SplitPolicy small{.sms = 16, .blocksPerSm = 2, .minSegmentChunks = 1};
+  auto plan = qla::gdn::planContextSplit({0, 1000, 2000}, 2, 64, 64, small);
+  REQUIRE(plan.split());
+  CHECK(plan.segmentTokens == 128);
+  qla::gdn::GdnForwardConfig c;
+  c.H = 1;
+  c.HV = 2;
+  c.K = c.V = 64;
+  auto kernel = qla::gdn::buildGdnSplitOffsets(c);
+  const int64_t segments = static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1;
+  qla::HostTensor first{{3}, std::vector<double>(3, -1.0)}, segCu{{segments + 1}, std::vector<double>(segments + 1, -1.0)};
+  qla::HostTensor q{{2000, 64}, std::vector<double>(2000 * 64, 0.0)};
+  kernel->interpret({&first, &segCu, &q}, {segments + 1, 1, 1});
+  CHECK(std::vector<int64_t>(segCu.data.begin(), segCu.data.end()) == plan.segmentCuSeqlens);
+  CHECK(std::vector<int64_t>(first.data.begin(), first.data.end()) == plan.firstSegment);
+}

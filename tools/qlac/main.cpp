@@ -16,7 +16,8 @@ commands:
                                           float64 reference on random inputs (no GPU needed)
   passes                                  list the pipeline's passes, in order
 
-kernels: gemm, gdn_offsets, gdn_cumsum, gdn_chunk_inverse, gdn_chunk_forward, gdn_split_correct (compile, dump);
+kernels: gemm, gdn_offsets, gdn_cumsum, gdn_chunk_inverse, gdn_chunk_forward, gdn_split_correct,
+         gdn_split_offsets (compile, dump);
          check: gemm, gdn (the three GDN forward kernels on the CPU interpreter)
 Run 'qlac <command> --help' for a command's options.
 )";

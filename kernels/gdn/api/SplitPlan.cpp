@@ -38,6 +38,12 @@ SplitPlan planContextSplit(const std::vector<int64_t> &cu, int64_t HV, int64_t V
   }
   if (chunksOf(longest) < 2 * segmentChunks)
     return plan; // nothing long enough to gain from a split
+  if (policy.segmentTokens == 0) {
+    // The shortest length that cuts the longest sequence into as many segments: what the device derives
+    // from the extents alone for a fixed-length batch (gdn_split_offsets).
+    int64_t pieces = (chunksOf(longest) + segmentChunks - 1) / segmentChunks;
+    segmentChunks = (chunksOf(longest) + pieces - 1) / pieces;
+  }
   plan.segmentTokens = segmentChunks * kChunk;
   plan.segmentCuSeqlens = {0};
   for (int64_t i = 0; i < n; ++i) {

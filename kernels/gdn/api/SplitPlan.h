@@ -27,8 +27,9 @@ struct SplitPolicy {
 
 /// The state kernel has sequences × HV × V / BV blocks; when they leave SMs idle (fewer than
 /// sms × blocksPerSm), sequences longer than two minimal segments are cut into segments of one length,
-/// chosen so that the segment batch fills the GPU once (a multiple of the 64-token chunk). `cuSeqlens`
-/// are the call's sequence offsets (N + 1 values from 0).
+/// chosen so that the segment batch fills the GPU once (a multiple of the 64-token chunk; the shortest
+/// one that gives the longest sequence that many segments). `cuSeqlens` are the call's sequence offsets
+/// (N + 1 values from 0).
 SplitPlan planContextSplit(const std::vector<int64_t> &cuSeqlens, int64_t HV, int64_t V, int64_t BV,
                            const SplitPolicy &policy = {});
 

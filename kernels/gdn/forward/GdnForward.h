@@ -73,8 +73,10 @@ std::unique_ptr<dsl::Kernel> buildGdnOffsets(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c);
-/// The exact context split's correction scan over one sequence's segments (docs/context-split.md).
+/// The exact context split's correction scan over each sequence's segments (docs/context-split.md).
 std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c);
+/// The segment batch of a split fixed-length batch (segment cu_seqlens, first segments), on the device.
+std::unique_ptr<dsl::Kernel> buildGdnSplitOffsets(const GdnForwardConfig &c);
 GdnForwardKernels buildGdnForward(const GdnForwardConfig &c);
 
 } // namespace qla::gdn
