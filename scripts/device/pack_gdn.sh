@@ -20,6 +20,15 @@ gdn() {
     "$qlac" compile gdn_chunk_forward --set "${2/BV=64/BV=128},stages=2,initial_state=1,final_state=1" \
       -o "$pkg/gdn/$1/gdn_chunk_forward_wide" >/dev/null
   fi
+  # SPLIT=1: also the context split's kernels (K = V configs; docs/context-split.md), which ChunkForward
+  # runs when a fixed-length call leaves SMs idle.
+  if [ -n "${SPLIT:-}" ]; then
+    "$qlac" compile gdn_split_offsets --set "$2" -o "$pkg/gdn/$1/gdn_split_offsets" >/dev/null
+    "$qlac" compile gdn_split_correct --set "$2" -o "$pkg/gdn/$1/gdn_split_correct" >/dev/null
+    "$qlac" compile gdn_chunk_forward --set "$2,state_only=1,final_state=1" -o "$pkg/gdn/$1/gdn_chunk_forward_state" >/dev/null
+    "$qlac" compile gdn_chunk_forward --set "$2,transition=1,final_state=1" \
+      -o "$pkg/gdn/$1/gdn_chunk_forward_transition" >/dev/null
+  fi
   echo "$2" > "$pkg/gdn/$1/settings"; echo "compiled gdn $1: $2"
 }
 if [ $# -eq 0 ]; then

@@ -219,3 +219,29 @@ TEST_CASE("gdn_split_offsets writes the planner's segments of a fixed-length bat
   CHECK(std::vector<int64_t>(segCu.data.begin(), segCu.data.end()) == plan.segmentCuSeqlens);
   CHECK(std::vector<int64_t>(first.data.begin(), first.data.end()) == plan.firstSegment);
 }
+
+TEST_CASE("ChunkForward plans the context split only with the split kernels, and sizes the workspace for it",
+          "[gdn][api][split]") {
+  qla::gdn::ChunkForwardShape shape{16, 32, 128, 128, 64, false, true, true, false};
+  qla::gdn::ChunkForwardImages plain, withSplit;
+  for (std::string &cubin : withSplit.splitCubins)
+    cubin = "not loaded before a launch";
+  qla::gdn::ChunkForward whole(plain, shape), split(withSplit, shape);
+  split.setSplitPolicy({.sms = 132});
+  whole.setSplitPolicy({.sms = 132});
+  // (16,32) 1x32768 leaves SMs idle: four segments; 4x8192 fills the GPU: none; without the kernels: none.
+  CHECK(split.segmentsPerSequence(1, 32768) == 4);
+  CHECK(split.segmentsPerSequence(4, 8192) == 1);
+  CHECK(whole.segmentsPerSequence(1, 32768) == 1);
+  // The split's scratch: offsets, first segments, and four [segments, HV, K, V] f32 state sets.
+  size_t extra = split.workspaceBytes(32768, 1) - whole.workspaceBytes(32768, 1);
+  CHECK(extra >= size_t(4) * 4 * 32 * 128 * 128 * 4);
+  CHECK(split.workspaceBytes(4 * 8192, 4) == whole.workspaceBytes(4 * 8192, 4));
+  // K != V (the transitions run from a K x K identity) and builds without states never split.
+  qla::gdn::ChunkForward kv(withSplit, {16, 32, 128, 256, 64, false, true, true, false});
+  kv.setSplitPolicy({.sms = 132});
+  CHECK(kv.segmentsPerSequence(1, 32768) == 1);
+  CHECK(split.segmentsPerSequence(1, 32768) > 1);
+  split.setSplitPolicy({.sms = 132, .enabled = false});
+  CHECK(split.segmentsPerSequence(1, 32768) == 1);
+}

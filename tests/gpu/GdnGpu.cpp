@@ -279,9 +279,12 @@ int main(int argc, char **argv) {
                  "{} seed={} -> {}\n",
                  p.H, p.HV, p.K, p.V, c.cu.empty() ? fmt::format("{}x{}", c.B, c.T) : fmt::format("varlen {}", c.T),
                  r.errO, r.errState, c.cpu ? "CPU float64" : "GPU float64", r.unwritten,
-                 r.ms > 0 ? fmt::format(", {:.3f} ms a call ({:.3f} ms as a CUDA graph replay, {}; BV = {})", r.ms,
+                 r.ms > 0 ? fmt::format(", {:.3f} ms a call ({:.3f} ms as a CUDA graph replay, {}; BV = {}{})", r.ms,
                                         r.graphMs, r.graphIdentical ? "same bits" : "DIFFERENT bits",
-                                        fwd.forwardTile(p.numSequences()))
+                                        fwd.forwardTile(p.numSequences()),
+                                        p.varlen() || fwd.segmentsPerSequence(p.B, p.T) == 1
+                                            ? std::string()
+                                            : fmt::format(", split {} ways", fwd.segmentsPerSequence(p.B, p.T)))
                           : "",
                  seed, ok ? "PASS" : "FAIL");
       Json row = Json::object();
@@ -303,6 +306,8 @@ int main(int argc, char **argv) {
       row.set("rel_l2", err);
       row.set("pass", ok);
       row.set("forward_bv", fwd.forwardTile(p.numSequences())); // the planner's value tile for this call
+      if (!p.varlen()) // segments a sequence when the context split runs (1: not split)
+        row.set("segments", fwd.segmentsPerSequence(p.B, p.T));
       if (r.ms > 0) {
         row.set("ms", r.ms);
         row.set("graph", false);

@@ -1,6 +1,7 @@
 #include "gdn/api/ChunkForward.h"
 
 #include "qla/runtime/DeviceInfo.h"
+#include "qla/runtime/Driver.h"
 #include "qla/runtime/Error.h"
 
 #include <fmt/format.h>
@@ -10,6 +11,14 @@
 #include <sstream>
 
 namespace qla::gdn {
+
+/// Where the scratch of one call lies in the caller's workspace.
+struct ChunkForwardLayout {
+  int64_t offsets = 0, gcum = 0, beta = 0, a = 0, aqk = 0, total = 0;
+  // The context split (segments > 0): the segment batch's offsets, each sequence's first segment, and
+  // per segment its end from zero, its transition, its corrected start and its final state.
+  int64_t segments = 0, segmentOffsets = 0, firstSegment = 0, ends = 0, transitions = 0, starts = 0, finals = 0;
+};
 
 namespace {
 
@@ -94,15 +103,30 @@ Sizes sizesOf(const ChunkForwardTensors &t) {
   return s;
 }
 
-struct Layout {
-  int64_t offsets = 0, gcum = 0, beta = 0, a = 0, aqk = 0, total = 0;
-};
 
-Layout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, int64_t sequences, bool varlen) {
-  Layout l;
+
+ChunkForwardLayout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, int64_t sequences, bool varlen,
+                       int64_t segments = 0) {
+  ChunkForwardLayout l;
   int64_t at = 0;
   l.offsets = at;
   at += varlen ? 0 : alignUp((sequences + 1) * 8);
+  if (segments > 0) {
+    const int64_t state = segments * sh.HV * sh.K * sh.V * 4;
+    l.segments = segments;
+    l.segmentOffsets = at;
+    at += alignUp((segments + 1) * 8);
+    l.firstSegment = at;
+    at += alignUp((sequences + 1) * 8);
+    l.ends = at;
+    at += alignUp(state);
+    l.transitions = at;
+    at += alignUp(segments * sh.HV * sh.K * sh.K * 4);
+    l.starts = at;
+    at += alignUp(state);
+    l.finals = at;
+    at += alignUp(state);
+  }
   l.gcum = at;
   at += alignUp(tokens * sh.HV * 4);
   l.beta = at;
@@ -144,6 +168,21 @@ int64_t ChunkForward::forwardTile(int64_t sequences) const {
   return pickForwardTile(shape_.BV, wideBV_, sequences, shape_.HV, shape_.V, sms_ ? sms_ : 132);
 }
 
+int64_t ChunkForward::segmentsPerSequence(int64_t sequences, int64_t tokensEach) const {
+  const ChunkForwardShape &sh = shape_;
+  if (!images_.hasSplit() || sh.K != sh.V || sh.stateVFirst || !sh.initialState || !sh.finalState || sequences < 1 ||
+      tokensEach < 1)
+    return 1;
+  std::vector<int64_t> cu;
+  for (int64_t i = 0; i <= sequences; ++i)
+    cu.push_back(i * tokensEach);
+  SplitPolicy policy = splitPolicy_;
+  if (policy.sms <= 0)
+    policy.sms = sms_ ? sms_ : queryDevice().smCount;
+  SplitPlan plan = planContextSplit(cu, sh.HV, sh.V, sh.BV, policy);
+  return plan.split() ? (static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1) / sequences : 1;
+}
+
 ChunkForward ChunkForward::fromDirectory(const std::filesystem::path &dir, ChunkForwardShape shape) {
   ChunkForwardImages images;
   for (size_t i = 0; i < ChunkForwardImages::kNames.size(); ++i) {
@@ -155,11 +194,18 @@ ChunkForward ChunkForward::fromDirectory(const std::filesystem::path &dir, Chunk
     images.wideManifest = Json::parse(readFile(wide / "manifest.json"));
     images.wideCubin = readFile(wide / "kernel.cubin");
   }
+  if (std::filesystem::exists(dir / ChunkForwardImages::kSplitNames[0] / "manifest.json"))
+    for (size_t i = 0; i < ChunkForwardImages::kSplitNames.size(); ++i) {
+      auto sub = dir / ChunkForwardImages::kSplitNames[i];
+      images.splitManifests[i] = Json::parse(readFile(sub / "manifest.json"));
+      images.splitCubins[i] = readFile(sub / "kernel.cubin");
+    }
   return ChunkForward(std::move(images), shape);
 }
 
 size_t ChunkForward::workspaceBytes(int64_t tokens, int64_t sequences) const {
-  return static_cast<size_t>(workspaceLayout(shape_, tokens, sequences, false).total);
+  int64_t m = sequences > 0 && tokens % sequences == 0 ? segmentsPerSequence(sequences, tokens / sequences) : 1;
+  return static_cast<size_t>(workspaceLayout(shape_, tokens, sequences, false, m > 1 ? m * sequences : 0).total);
 }
 
 void ChunkForward::validate(const ChunkForwardTensors &t) const {
@@ -201,7 +247,11 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   validate(t);
   const ChunkForwardShape &sh = shape_;
   Sizes s = sizesOf(t);
-  Layout l = workspaceLayout(sh, s.tokens, s.N, s.varlen);
+  if (wideBV_ || (images_.hasSplit() && splitPolicy_.sms <= 0))
+    sms_ = sms_ ? sms_ : queryDevice().smCount; // device 0, like the rest of the runtime
+  // A fixed-length batch whose blocks leave SMs idle runs split into m segments a sequence.
+  const int64_t m = s.varlen ? 1 : segmentsPerSequence(s.N, s.T);
+  ChunkForwardLayout l = workspaceLayout(sh, s.tokens, s.N, s.varlen, m > 1 ? m * s.N : 0);
   if (!workspace || workspace % 256 != 0 || static_cast<int64_t>(workspaceBytes) < l.total)
     throw Error(fmt::format("{}: argument 'workspace': expected {} bytes, 256-byte aligned (workspaceBytes({}, {})), "
                             "got {} bytes at 0x{:x}",
@@ -209,10 +259,12 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   for (size_t i = 0; i < loaded_.size(); ++i)
     if (!loaded_[i])
       loaded_[i] = std::make_unique<CompiledKernel>(images_.manifests[i], images_.cubins[i]);
-  if (wideBV_ && !wide_) {
+  if (wideBV_ && !wide_)
     wide_ = std::make_unique<CompiledKernel>(images_.wideManifest, images_.wideCubin);
-    sms_ = queryDevice().smCount; // device 0, like the rest of the runtime
-  }
+  if (m > 1)
+    for (size_t i = 0; i < split_.size(); ++i)
+      if (!split_[i])
+        split_[i] = std::make_unique<CompiledKernel>(images_.splitManifests[i], images_.splitCubins[i]);
 
   const int64_t T = s.tokens, N = s.N;
   auto packed = [](const TensorArg &x, DType d, std::vector<int64_t> shape) { return TensorArg{x.data, d, shape, {}}; };
@@ -228,6 +280,10 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   // Chunks of the longest sequence: exact for a fixed-length batch and for varlen with host cu_seqlens;
   // else the whole batch's count bounds it (blocks past a sequence's end do nothing).
   const uint32_t chunks = static_cast<uint32_t>(std::max<int64_t>(1, (s.longest + kChunk - 1) / kChunk));
+  if (m > 1) {
+    runSplit(t, l, workspace, stream);
+    return;
+  }
 
   if (!s.varlen)
     loaded_[0]->launch({cu, q}, stream, {n + 1, 1, 1});
@@ -250,6 +306,58 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     forward.push_back(packed(t.finalState, DType::f32, states));
   const int64_t bv = forwardTile(N);
   (bv == sh.BV ? *loaded_[3] : *wide_).launch(forward, stream, {static_cast<uint32_t>(sh.HV * (sh.V / bv)), n, 1});
+}
+
+void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayout &l, CUdeviceptr workspace, CUstream stream) {
+  // docs/context-split.md: the segment batch's offsets on the device; cumsum and inverse over it (they
+  // are chunk-local); each segment's end from zero (E) and its transition (A); the correction
+  // S_{s+1} = A_s·S_s + E_s from each sequence's initial state; the forward over every segment from its
+  // start; each sequence's last segment's final state copied out.
+  const ChunkForwardShape &sh = shape_;
+  Sizes s = sizesOf(t);
+  const int64_t T = s.tokens, N = s.N, S = l.segments, m = S / N;
+  const int64_t segmentTokens = (s.T + m * kChunk - 1) / (m * kChunk) * kChunk; // gdn_split_offsets' length
+  auto packed = [](const TensorArg &x, DType d, std::vector<int64_t> shape) { return TensorArg{x.data, d, shape, {}}; };
+  auto scratch = [&](int64_t offset, DType d, std::vector<int64_t> shape) {
+    return TensorArg{workspace + static_cast<CUdeviceptr>(offset), d, shape, {}};
+  };
+  auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
+  TensorArg segCu = scratch(l.segmentOffsets, DType::i64, {S + 1}), first = scratch(l.firstSegment, DType::i64, {N + 1});
+  TensorArg q = packed(t.q, DType::bf16, {T, sh.H * sh.K}), k = packed(t.k, DType::bf16, {T, sh.H * sh.K});
+  TensorArg v = packed(t.v, DType::bf16, {T, sh.HV * sh.V}), o = packed(t.o, DType::bf16, {T, sh.HV * sh.V});
+  TensorArg gcum = scratch(l.gcum, DType::f32, {T, sh.HV});
+  TensorArg a = scratch(l.a, DType::bf16, {T, sh.HV * kChunk}), aqk = scratch(l.aqk, DType::bf16, {T, sh.HV * kChunk});
+  TensorArg beta = sh.gateInKernel ? scratch(l.beta, DType::f32, {T, sh.HV}) : packed(t.beta, DType::f32, {T, sh.HV});
+  const std::vector<int64_t> states{S * sh.HV * sh.K, sh.V};
+  TensorArg ends = scratch(l.ends, DType::f32, states), starts = scratch(l.starts, DType::f32, states);
+  TensorArg finals = scratch(l.finals, DType::f32, states);
+  TensorArg transitions = scratch(l.transitions, DType::f32, {S * sh.HV * sh.K, sh.K});
+  const uint32_t hv = u32(sh.HV), segs = u32(S), chunks = u32(segmentTokens / kChunk);
+
+  split_[0]->launch({first, segCu, q}, stream, {u32(S + 1), 1, 1});
+  std::vector<TensorArg> cumsum{segCu, packed(sh.gateInKernel ? t.a : t.g, DType::f32, {T, sh.HV}), gcum};
+  if (sh.gateInKernel) {
+    cumsum.push_back(packed(t.b, DType::f32, {T, sh.HV}));
+    cumsum.push_back(t.aLog);
+    cumsum.push_back(t.dtBias);
+    cumsum.push_back(beta);
+  }
+  loaded_[1]->launch(cumsum, stream, {hv, segs, chunks});
+  loaded_[2]->launch({segCu, q, k, gcum, beta, a, aqk}, stream, {hv, segs, chunks});
+  split_[1]->launch({segCu, q, k, v, gcum, a, aqk, o, ends}, stream, {u32(sh.HV * (sh.V / 64)), segs, 1});
+  split_[2]->launch({segCu, q, k, v, gcum, a, aqk, o, transitions}, stream, {u32(sh.HV * (sh.K / 64)), segs, 1});
+  split_[3]->launch({first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts},
+                    stream, {u32(sh.HV * (sh.V / 64)), u32(N), 1});
+  const int64_t bv = forwardTile(S);
+  (bv == sh.BV ? *loaded_[3] : *wide_)
+      .launch({segCu, q, k, v, gcum, a, aqk, o, starts, finals}, stream, {u32(sh.HV * (sh.V / bv)), segs, 1});
+  const size_t headStates = static_cast<size_t>(sh.HV * sh.K * sh.V) * 4;
+  Driver &drv = Driver::get();
+  for (int64_t i = 0; i < N; ++i)
+    drv.check(drv.cuMemcpyDtoDAsync(t.finalState.data + i * headStates,
+                                    workspace + static_cast<CUdeviceptr>(l.finals) + ((i + 1) * m - 1) * headStates,
+                                    headStates, stream),
+              "gdn chunk_forward: copy of a split sequence's final state");
 }
 
 } // namespace qla::gdn

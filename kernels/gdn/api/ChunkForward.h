@@ -6,6 +6,7 @@
 #ifndef QLA_KERNELS_GDN_API_CHUNKFORWARD_H
 #define QLA_KERNELS_GDN_API_CHUNKFORWARD_H
 
+#include "gdn/api/SplitPlan.h"
 #include "qla/runtime/CompiledKernel.h"
 #include "qla/runtime/Json.h"
 
@@ -50,6 +51,13 @@ struct ChunkForwardImages {
   static constexpr const char *kWideName = "gdn_chunk_forward_wide";
   Json wideManifest;
   std::string wideCubin;
+  /// Optional: the context split's kernels (docs/context-split.md), all four or none; with them a call
+  /// whose sequences leave SMs idle runs split (planContextSplit).
+  static constexpr std::array<const char *, 4> kSplitNames = {"gdn_split_offsets", "gdn_chunk_forward_state",
+                                                              "gdn_chunk_forward_transition", "gdn_split_correct"};
+  std::array<Json, 4> splitManifests;
+  std::array<std::string, 4> splitCubins;
+  bool hasSplit() const { return !splitCubins[0].empty(); }
 };
 
 /// The planner's choice between value tiles of the state kernel: the wide tile (BV = `wide`, two
@@ -68,6 +76,12 @@ public:
   const ChunkForwardShape &shape() const { return shape_; }
   /// The value tile (BV) of the state kernel a call over `sequences` sequences runs with.
   int64_t forwardTile(int64_t sequences) const;
+  /// Segments a fixed-length call of `sequences` x `tokensEach` tokens is cut into (1 each: no split).
+  /// Splits only with the split kernels loaded, K = V, states [K][V], built with initial and final state.
+  int64_t segmentsPerSequence(int64_t sequences, int64_t tokensEach) const;
+  /// How the context split is planned (planContextSplit): off, a given segment length, the GPU's SM count
+  /// (0: the device's). Not yet run on a GPU.
+  void setSplitPolicy(const SplitPolicy &policy) { splitPolicy_ = policy; }
   /// Scratch bytes for a call over `tokens` tokens (B·T) and `sequences` sequences (N).
   size_t workspaceBytes(int64_t tokens, int64_t sequences) const;
   /// Throws qla::Error("gdn chunk_forward: argument 'x': expected …, got …") for the first argument
@@ -78,12 +92,17 @@ public:
                   CUstream stream = nullptr);
 
 private:
+  void runSplit(const ChunkForwardTensors &t, const struct ChunkForwardLayout &layout, CUdeviceptr workspace,
+                CUstream stream);
+
   ChunkForwardImages images_;
   ChunkForwardShape shape_;
   std::array<std::unique_ptr<CompiledKernel>, 4> loaded_;
   std::unique_ptr<CompiledKernel> wide_;
+  std::array<std::unique_ptr<CompiledKernel>, 4> split_;
   int64_t wideBV_ = 0; // 0: no wide build
   int64_t sms_ = 0;    // of the current device, read on the first call
+  SplitPolicy splitPolicy_{.sms = 0};
 };
 
 } // namespace qla::gdn

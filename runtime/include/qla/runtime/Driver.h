@@ -38,6 +38,7 @@ namespace qla {
   X(cuMemsetD8)                                                                                    \
   X(cuMemsetD16)                                                                                   \
   X(cuMemsetD32)                                                                                   \
+  X(cuMemcpyDtoDAsync)                                                                             \
   X(cuStreamCreate)                                                                                \
   X(cuStreamDestroy)                                                                               \
   X(cuStreamSynchronize)                                                                           \
