@@ -261,7 +261,7 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
       loaded_[i] = std::make_unique<CompiledKernel>(images_.manifests[i], images_.cubins[i]);
   if (wideBV_ && !wide_)
     wide_ = std::make_unique<CompiledKernel>(images_.wideManifest, images_.wideCubin);
-  if (m > 1)
+  if (images_.hasSplit()) // all loaded on the first call, not inside a later graph capture
     for (size_t i = 0; i < split_.size(); ++i)
       if (!split_[i])
         split_[i] = std::make_unique<CompiledKernel>(images_.splitManifests[i], images_.splitCubins[i]);
@@ -344,8 +344,9 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   }
   loaded_[1]->launch(cumsum, stream, {hv, segs, chunks});
   loaded_[2]->launch({segCu, q, k, gcum, beta, a, aqk}, stream, {hv, segs, chunks});
-  split_[1]->launch({segCu, q, k, v, gcum, a, aqk, o, ends}, stream, {u32(sh.HV * (sh.V / 64)), segs, 1});
-  split_[2]->launch({segCu, q, k, v, gcum, a, aqk, o, transitions}, stream, {u32(sh.HV * (sh.K / 64)), segs, 1});
+  // The state and transition forms are built with the main forward's BV (pack_gdn.sh).
+  split_[1]->launch({segCu, q, k, v, gcum, a, aqk, o, ends}, stream, {u32(sh.HV * (sh.V / sh.BV)), segs, 1});
+  split_[2]->launch({segCu, q, k, v, gcum, a, aqk, o, transitions}, stream, {u32(sh.HV * (sh.K / sh.BV)), segs, 1});
   split_[3]->launch({first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts},
                     stream, {u32(sh.HV * (sh.V / 64)), u32(N), 1});
   const int64_t bv = forwardTile(S);

@@ -78,6 +78,8 @@ public:
   int64_t forwardTile(int64_t sequences) const;
   /// Segments a fixed-length call of `sequences` x `tokensEach` tokens is cut into (1 each: no split).
   /// Splits only with the split kernels loaded, K = V, states [K][V], built with initial and final state.
+  /// With the split kernels loaded and no SM count in the split policy, this (and workspaceBytes) asks
+  /// the driver for device 0's SM count.
   int64_t segmentsPerSequence(int64_t sequences, int64_t tokensEach) const;
   /// How the context split is planned (planContextSplit): off, a given segment length, the GPU's SM count
   /// (0: the device's). Not yet run on a GPU.
