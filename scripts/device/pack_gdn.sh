@@ -20,12 +20,12 @@ gdn() {
     "$qlac" compile gdn_chunk_forward --set "${2/BV=64/BV=128},stages=2,initial_state=1,final_state=1" \
       -o "$pkg/gdn/$1/gdn_chunk_forward_wide" >/dev/null
   fi
-  # SPLIT=1: also the context split's kernels (for configs with K = V and states [K][V];
+  # SPLIT=1: also the context split's kernels (for configs with K = V, states [K][V] and no roles;
   # docs/context-split.md), which ChunkForward runs when a fixed-length call leaves SMs idle.
   local kdim vdim
   kdim=$(grep -oE '(^|,)K=[0-9]+' <<<"$2" | grep -oE '[0-9]+' || echo 128)
   vdim=$(grep -oE '(^|,)V=[0-9]+' <<<"$2" | grep -oE '[0-9]+' || echo 128)
-  if [ -n "${SPLIT:-}" ] && [ "$kdim" = "$vdim" ] && [[ "$2" != *state_v_first=1* ]]; then
+  if [ -n "${SPLIT:-}" ] && [ "$kdim" = "$vdim" ] && [[ "$2" != *state_v_first=1* && "$2" != *roles=1* ]]; then
     "$qlac" compile gdn_split_offsets --set "$2" -o "$pkg/gdn/$1/gdn_split_offsets" >/dev/null
     "$qlac" compile gdn_split_correct --set "$2" -o "$pkg/gdn/$1/gdn_split_correct" >/dev/null
     "$qlac" compile gdn_chunk_forward --set "$2,state_only=1,final_state=1" -o "$pkg/gdn/$1/gdn_chunk_forward_state" >/dev/null
