@@ -205,6 +205,8 @@ int main(int argc, char **argv) {
   size_t maxCases = 100;
   std::string onlyShape; // "B,T": just that fixed-length case, checked against the GPU reference and timed
   std::string onlyVarlen; // "L1,L2,...": just that packed batch (cu_seqlens), likewise
+  bool noSplit = false;    // never take the context split, even with its kernels in the folder
+  int64_t segmentTokens = 0; // > 0: the split's segment length instead of the planner's
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--set" && i + 1 < argc) settings = argv[++i];
@@ -214,6 +216,8 @@ int main(int argc, char **argv) {
     else if (a == "--shape" && i + 1 < argc) onlyShape = argv[++i];
     else if (a == "--varlen" && i + 1 < argc) onlyVarlen = argv[++i];
     else if (a == "--timeout" && i + 1 < argc) timeout = std::atof(argv[++i]);
+    else if (a == "--no-split") noSplit = true;
+    else if (a == "--segment-tokens" && i + 1 < argc) segmentTokens = std::stoll(argv[++i]);
     else dir = a;
   }
   Driver &drv = Driver::get();
@@ -230,6 +234,8 @@ int main(int argc, char **argv) {
                             s.count("gate_in_kernel") && s.at("gate_in_kernel") != 0, true, true,
                             s.count("state_v_first") && s.at("state_v_first") != 0};
     ChunkForward fwd = ChunkForward::fromDirectory(dir, shape);
+    if (noSplit || segmentTokens > 0)
+      fwd.setSplitPolicy({.sms = 0, .segmentTokens = segmentTokens, .enabled = !noSplit});
     struct Case { int64_t B, T; std::vector<int64_t> cu; bool cpu; bool bench; };
     std::vector<Case> cases{{1, 1, {}, true, false},   {2, 63, {}, true, false},  {2, 64, {}, true, false},
                             {1, 65, {}, true, false},  {1, 1000, {}, true, false},
