@@ -13,7 +13,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$log"
 gdn() { # CONFIG TAG ARGS...: one qla_gpu_gdn run, its rows in $work/gdn-TAG.json
   local cfg=$pkg/gdn/$1 tag=$2; shift 2
   echo "== $tag: $*" | tee -a "$log"
-  timeout 240 $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --json "$work/gdn-$tag.json" "$@" 2>&1 | tee -a "$log"
+  timeout 240 $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --json "$work/gdn-$1-$tag.json" "$@" 2>&1 | tee -a "$log"
 }
 for c in ${CHECK:-smallr}; do gdn $c $c-cases --timeout 30; done
 for c in ${SAN:-smallr}; do

@@ -26,7 +26,8 @@ for f in sorted(glob.glob(os.path.join(run, "gdn-*.json"))):
         else:
             row["peer"] = None
         rows.append(row)
-sanitizers = dict(re.findall(r"gdn (memcheck|racecheck|synccheck): (exit \d+ \(.*\))", log))
+sanitizers = {(cfg + " " if cfg else "") + tool: res for cfg, tool, res in
+              re.findall(r"gdn (?:(\w+) )?(memcheck|racecheck|synccheck): (exit \d+ \(.*\))", log)}
 doc = {"gpu": gpu, "driver": driver, "date": datetime.date.today().isoformat(), "commit": commit,
        "command": command, "note": note, "sanitizers_small_config": sanitizers, "rows": rows}
 json.dump(doc, open(out, "w"), indent=1)
