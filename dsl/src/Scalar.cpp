@@ -137,6 +137,8 @@ Scalar Scalar::to(DType t) const {
     r = x.getType().getIntOrFloatBitWidth() > want.getIntOrFloatBitWidth()
             ? Value(b.create<arith::TruncIOp>(l, want, x))
             : Value(b.create<arith::ExtSIOp>(l, want, x));
+  else if (isa<FloatType>(x.getType()) && isa<IntegerType>(want)) // toward zero
+    r = b.create<arith::FPToSIOp>(l, want, x);
   else if (isa<FloatType>(x.getType()) && isa<FloatType>(want))
     r = x.getType().getIntOrFloatBitWidth() > want.getIntOrFloatBitWidth()
             ? Value(b.create<arith::TruncFOp>(l, want, x))

@@ -190,6 +190,10 @@ TEST_CASE("GDN kernels' register spills: none where there were none, no more tha
       {"gdn_chunk_forward", "H=16,HV=32,stages=2,roles=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,state_only=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,transition=1,final_state=1", 0},
+      {"gdn_chunk_forward", "H=16,HV=32,state_only=1,windowed=1,final_state=1", 0},
+      {"gdn_chunk_forward", "H=16,HV=32,transition=1,windowed=1,final_state=1", 0},
+      {"gdn_cumsum", "H=16,HV=32,chunk_totals=1", 0},
+      {"gdn_split_windows", "H=16,HV=32", 0},
       {"gdn_split_correct", "H=16,HV=32", 0},
       {"gdn_split_offsets", "H=16,HV=32", 0},
   };
@@ -203,6 +207,7 @@ TEST_CASE("GDN kernels' register spills: none where there were none, no more tha
                     : k == "gdn_chunk_inverse" ? qla::gdn::buildGdnChunkInverse(config)
                     : k == "gdn_split_correct" ? qla::gdn::buildGdnSplitCorrect(config)
                     : k == "gdn_split_offsets" ? qla::gdn::buildGdnSplitOffsets(config)
+                    : k == "gdn_split_windows" ? qla::gdn::buildGdnSplitWindows(config)
                                                : qla::gdn::buildGdnChunkForward(config);
       auto ptxPath = tmp.path() / "kernel.ptx";
       std::ofstream(ptxPath) << kernel->compile().ptx;

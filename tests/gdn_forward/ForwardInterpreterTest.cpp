@@ -3,6 +3,7 @@
 #include "gdn/forward/ExactSplit.h"
 #include "gdn/forward/Interpret.h"
 #include "gdn/reference/GdnRandom.h"
+#include "gdn/reference/HostTensor.h"
 #include "qla/runtime/Error.h"
 
 #include <catch2/catch_test_macros.hpp>
@@ -12,6 +13,7 @@
 #include <random>
 
 using namespace qla::gdn;
+using qla::HostTensor;
 
 namespace {
 
@@ -175,6 +177,48 @@ TEST_CASE("exact context split of a batch: varlen with a short and a long sequen
     CHECK(dState <= 1e-4);
     CHECK(dO <= 1e-3);
   }
+}
+
+TEST_CASE("truncated context split: warm-up windows where the gates reach the threshold, exact elsewhere",
+          "[gdn][interpreter][split]") {
+  // Four value heads under mixedDecay: head 0 never decays (g = 0: falls back to the exact transition),
+  // the others decay fast (a chunk's summed log-gate is far below −10: a one-chunk window).
+  GdnProblem p = problem(1, 520, 2, 4, 64, 64);
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs whole = interpretGdnForward(p, in), truncated = interpretGdnForwardSplit(p, in, 128, -10.0);
+  double dO = relL2(truncated.o, whole.o), dState = relL2(truncated.finalState, whole.finalState);
+  WARN("truncated (-10) vs unsplit: o " << dO << ", final state " << dState);
+  // What a window leaves out fades by e^-10 (4.5e-5) or more across it.
+  CHECK(dState <= 2e-4);
+  CHECK(dO <= 2e-3);
+  // A threshold of +1 is reached by every one-chunk window, the non-decaying head's too: its history
+  // is cut at each segment start, far off — the windows are what the kernels ran.
+  GdnOutputs cut = interpretGdnForwardSplit(p, in, 128, 1.0);
+  CHECK(relL2(cut.finalState, whole.finalState) > 1e-2);
+}
+
+TEST_CASE("gdn_split_windows: run starts from the chunks' summed log-gates", "[gdn][interpreter][split]") {
+  // One sequence in three segments (4, 4 and 3 chunks), two heads, chunk slots 4 a segment. Head 0 never
+  // decays (exact: both runs over the whole segment); head 1 decays −6 a chunk (−12 after two chunks:
+  // a two-chunk window, no transition run); the last segment needs neither run.
+  GdnForwardConfig c;
+  c.H = 1;
+  c.HV = 2;
+  c.K = c.V = 64;
+  HostTensor first{{2}, {0, 3}}, segCu{{4}, {0, 256, 512, 700}}, threshold{{1}, {-10.0}};
+  HostTensor totals{{2 * 3 * 4, 1}, std::vector<double>(24, 0.0)};
+  for (int s = 0; s < 3; ++s)
+    for (int j = 0; j < 4; ++j)
+      totals.data[(1 * 3 + s) * 4 + j] = -6.0;
+  HostTensor ends{{6}, std::vector<double>(6, -1.0)}, transitions{{6}, std::vector<double>(6, -1.0)};
+  buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &ends, &transitions}, {2, 1, 4});
+  // Rows are segment · HV + head.
+  CHECK(ends.data == std::vector<double>{0, 256 - 128, 256, 512 - 128, 700, 700});
+  CHECK(transitions.data == std::vector<double>{0, 256, 256, 512, 700, 700});
+  threshold.data[0] = -1e30; // the exact mode's threshold (−inf on the GPU): whole segments everywhere
+  buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &ends, &transitions}, {2, 1, 4});
+  CHECK(ends.data == std::vector<double>{0, 0, 256, 256, 700, 700});
+  CHECK(transitions.data == std::vector<double>{0, 0, 256, 256, 700, 700});
 }
 
 TEST_CASE("the exact split refuses what it does not support", "[gdn][split]") {

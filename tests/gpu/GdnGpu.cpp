@@ -3,7 +3,8 @@
 // element checked against the float64 recurrence (CPU) or its double-precision NVRTC twin (GPU,
 // for long inputs); then CUDA-event timing of the three launches. Runtime only, no MLIR.
 //   qla_gpu_gdn DIR --set H=..,HV=..,K=..,V=..,BV=..[,gate_in_kernel=1,l2norm=1] [--json OUT] [--bench]
-//               [--cases N | --shape B,T | --varlen L1,L2,...]
+//               [--cases N | --shape B,T | --varlen L1,L2,...] [--gate mixed|logsigmoid] [--timeout S]
+//               [--no-split | --exact | --segment-tokens L]   (the context split, when its kernels are in DIR)
 // DIR holds gdn_offsets/, gdn_cumsum/, gdn_chunk_inverse/ and gdn_chunk_forward/ compiled with those
 // settings (initial_state=1, final_state=1). Everything goes through the entry point qla::gdn::ChunkForward
 // (fixed-length batches without cu_seqlens, varlen with it).
@@ -94,8 +95,8 @@ struct Run {
   bool graphIdentical = false;
 };
 
-Run runProblem(ChunkForward &fwd, const GdnProblem &p, bool bench, bool cpuReference, uint64_t seed) {
-  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = seed, .gate = GdnGateKind::mixedDecay}));
+Run runProblem(ChunkForward &fwd, const GdnProblem &p, bool bench, bool cpuReference, uint64_t seed, GdnGateKind gate) {
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = seed, .gate = gate}));
   const int64_t T = p.B * p.T, N = p.numSequences();
   std::vector<double> cu(p.cuSeqlens.begin(), p.cuSeqlens.end());
   DeviceBuffer dCu = upload(p.varlen() ? cu : std::vector<double>{0}, DType::i64);
@@ -206,6 +207,8 @@ int main(int argc, char **argv) {
   std::string onlyShape; // "B,T": just that fixed-length case, checked against the GPU reference and timed
   std::string onlyVarlen; // "L1,L2,...": just that packed batch (cu_seqlens), likewise
   bool noSplit = false;    // never take the context split, even with its kernels in the folder
+  bool exact = false;      // the split in exact mode (default: truncated at a summed log-gate of −10)
+  std::string gateName = "mixed"; // the gates: "mixed" (zero-decay heads among strong ones) or "logsigmoid"
   int64_t segmentTokens = 0; // > 0: the split's segment length instead of the planner's
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -217,6 +220,8 @@ int main(int argc, char **argv) {
     else if (a == "--varlen" && i + 1 < argc) onlyVarlen = argv[++i];
     else if (a == "--timeout" && i + 1 < argc) timeout = std::atof(argv[++i]);
     else if (a == "--no-split") noSplit = true;
+    else if (a == "--exact") exact = true;
+    else if (a == "--gate" && i + 1 < argc) gateName = argv[++i];
     else if (a == "--segment-tokens" && i + 1 < argc) segmentTokens = std::stoll(argv[++i]);
     else dir = a;
   }
@@ -225,6 +230,11 @@ int main(int argc, char **argv) {
     fmt::print("qla_gpu_gdn: {}; nothing to run\n", drv.unavailableReason());
     return 0;
   }
+  if (gateName != "mixed" && gateName != "logsigmoid") {
+    fmt::print(stderr, "qla_gpu_gdn: --gate wants mixed or logsigmoid, got '{}'\n", gateName);
+    return 2;
+  }
+  const GdnGateKind gate = gateName == "mixed" ? GdnGateKind::mixedDecay : GdnGateKind::logsigmoid;
   auto s = parseSettings(settings);
   int failures = 0, runs = 0;
   Json rows = Json::array();
@@ -234,8 +244,7 @@ int main(int argc, char **argv) {
                             s.count("gate_in_kernel") && s.at("gate_in_kernel") != 0, true, true,
                             s.count("state_v_first") && s.at("state_v_first") != 0};
     ChunkForward fwd = ChunkForward::fromDirectory(dir, shape);
-    if (noSplit || segmentTokens > 0)
-      fwd.setSplitPolicy({.sms = 0, .segmentTokens = segmentTokens, .enabled = !noSplit});
+    fwd.setSplitPolicy({.sms = 0, .segmentTokens = segmentTokens, .enabled = !noSplit, .exact = exact});
     struct Case { int64_t B, T; std::vector<int64_t> cu; bool cpu; bool bench; };
     std::vector<Case> cases{{1, 1, {}, true, false},   {2, 63, {}, true, false},  {2, 64, {}, true, false},
                             {1, 65, {}, true, false},  {1, 1000, {}, true, false},
@@ -277,7 +286,7 @@ int main(int argc, char **argv) {
       p.useInitialState = p.outputFinalState = true;
       p.stateVFirst = shape.stateVFirst;
       uint64_t seed = rd();
-      Run r = runProblem(fwd, p, bench && c.bench, c.cpu, seed);
+      Run r = runProblem(fwd, p, bench && c.bench, c.cpu, seed, gate);
       bool ok = r.unwritten == 0 && r.errO <= 5e-3 && r.errState <= 5e-3 && (r.graphMs == 0 || r.graphIdentical);
       failures += !ok;
       ++runs;
@@ -290,11 +299,13 @@ int main(int argc, char **argv) {
                                         fwd.forwardTile(p.numSequences()),
                                         p.varlen() || fwd.segmentsPerSequence(p.B, p.T) == 1
                                             ? std::string()
-                                            : fmt::format(", split {} ways", fwd.segmentsPerSequence(p.B, p.T)))
+                                            : fmt::format(", split {} ways{}", fwd.segmentsPerSequence(p.B, p.T),
+                                                          exact ? ", exact" : ", truncated"))
                           : "",
                  seed, ok ? "PASS" : "FAIL");
       Json row = Json::object();
       row.set("kernel", "gdn_fwd");
+      row.set("gates", gateName == "mixed" ? "-A*softplus, zero-decay heads (hv % 4 == 0)" : "logsigmoid(randn)");
       Json shape = Json::object();
       shape.set("H", p.H);
       shape.set("HV", p.HV);
@@ -314,6 +325,8 @@ int main(int argc, char **argv) {
       row.set("forward_bv", fwd.forwardTile(p.numSequences())); // the planner's value tile for this call
       if (!p.varlen()) // segments a sequence when the context split runs (1: not split)
         row.set("segments", fwd.segmentsPerSequence(p.B, p.T));
+      if (!p.varlen() && fwd.segmentsPerSequence(p.B, p.T) > 1)
+        row.set("split_mode", exact ? "exact" : "truncated (log-gate threshold -10)");
       if (r.ms > 0) {
         row.set("ms", r.ms);
         row.set("graph", false);

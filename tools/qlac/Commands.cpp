@@ -84,8 +84,11 @@ std::unique_ptr<qla::dsl::Kernel> build(const Options &o) {
     return qla::gdn::buildGdnSplitCorrect(qla::gdn::parseGdnForwardConfig(o.settings));
   if (o.kernel == "gdn_split_offsets")
     return qla::gdn::buildGdnSplitOffsets(qla::gdn::parseGdnForwardConfig(o.settings));
+  if (o.kernel == "gdn_split_windows")
+    return qla::gdn::buildGdnSplitWindows(qla::gdn::parseGdnForwardConfig(o.settings));
   throw qla::Error(fmt::format("unknown kernel '{}' (known: gemm, gdn_offsets, gdn_cumsum, gdn_chunk_inverse, "
-                               "gdn_chunk_forward, gdn_split_correct, gdn_split_offsets)", o.kernel));
+                               "gdn_chunk_forward, gdn_split_correct, gdn_split_offsets, gdn_split_windows)",
+                               o.kernel));
 }
 
 void writeFile(const fs::path &p, const std::string &data) {

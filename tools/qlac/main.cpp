@@ -17,7 +17,7 @@ commands:
   passes                                  list the pipeline's passes, in order
 
 kernels: gemm, gdn_offsets, gdn_cumsum, gdn_chunk_inverse, gdn_chunk_forward, gdn_split_correct,
-         gdn_split_offsets (compile, dump);
+         gdn_split_offsets, gdn_split_windows (compile, dump);
          check: gemm, gdn (the three GDN forward kernels on the CPU interpreter)
 Run 'qlac <command> --help' for a command's options.
 )";

@@ -136,6 +136,7 @@ private:
         })
         .Case([&](arith::CmpIOp o) -> LogicalResult { return compare(o); })
         .Case([&](arith::SIToFPOp o) -> LogicalResult { setF(o, double(idx(o.getIn()))); return success(); })
+        .Case([&](arith::FPToSIOp o) -> LogicalResult { setI(o, static_cast<int64_t>(flt(o.getIn()))); return success(); })
         .Case([&](arith::UIToFPOp o) -> LogicalResult { setF(o, double(idx(o.getIn()))); return success(); })
         .Case([&](arith::CmpFOp o) -> LogicalResult { return compareF(o); })
         .Case([&](math::Exp2Op o) -> LogicalResult { setF(o, std::exp2(flt(o.getOperand()))); return success(); })

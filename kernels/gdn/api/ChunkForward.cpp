@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <bit>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace qla::gdn {
@@ -18,6 +20,9 @@ struct ChunkForwardLayout {
   // The context split (segments > 0): the segment batch's offsets, each sequence's first segment, and
   // per segment its end from zero, its transition, its corrected start and its final state.
   int64_t segments = 0, segmentOffsets = 0, firstSegment = 0, ends = 0, transitions = 0, starts = 0, finals = 0;
+  // gdn_split_windows' inputs and outputs: each chunk's summed log-gate (chunkSlots a segment), the
+  // threshold, and each (segment, head)'s end-run and transition-run starts.
+  int64_t chunkSlots = 0, chunkTotals = 0, threshold = 0, endStarts = 0, transitionStarts = 0;
 };
 
 namespace {
@@ -126,6 +131,17 @@ ChunkForwardLayout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, 
     at += alignUp(state);
     l.finals = at;
     at += alignUp(state);
+    // Fixed-length batches: m segments of ⌈T / 64m⌉ chunks at most (gdn_split_offsets' length).
+    const int64_t m = segments / sequences, T = tokens / sequences;
+    l.chunkSlots = (T + m * kChunk - 1) / (m * kChunk);
+    l.chunkTotals = at;
+    at += alignUp(sh.HV * segments * l.chunkSlots * 4);
+    l.threshold = at;
+    at += alignUp(4);
+    l.endStarts = at;
+    at += alignUp(segments * sh.HV * 8);
+    l.transitionStarts = at;
+    at += alignUp(segments * sh.HV * 8);
   }
   l.gcum = at;
   at += alignUp(tokens * sh.HV * 4);
@@ -333,6 +349,19 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   TensorArg finals = scratch(l.finals, DType::f32, states);
   TensorArg transitions = scratch(l.transitions, DType::f32, {S * sh.HV * sh.K, sh.K});
   const uint32_t hv = u32(sh.HV), segs = u32(S), chunks = u32(segmentTokens / kChunk);
+  if (static_cast<int64_t>(chunks) != l.chunkSlots)
+    throw Error(fmt::format("{}: internal: the split's segments have {} chunks, the workspace {}", kWho, chunks,
+                            l.chunkSlots));
+  TensorArg totals = scratch(l.chunkTotals, DType::f32, {sh.HV * S * l.chunkSlots, 1});
+  TensorArg threshold = scratch(l.threshold, DType::f32, {1});
+  TensorArg endStarts = scratch(l.endStarts, DType::i64, {S * sh.HV});
+  TensorArg transitionStarts = scratch(l.transitionStarts, DType::i64, {S * sh.HV});
+  Driver &drv = Driver::get();
+  // The threshold goes to the device as a 32-bit pattern (a memset: no host memory, capturable).
+  const float limit = splitPolicy_.exact ? -std::numeric_limits<float>::infinity()
+                                         : static_cast<float>(splitPolicy_.logGateThreshold);
+  drv.check(drv.cuMemsetD32Async(threshold.data, std::bit_cast<uint32_t>(limit), 1, stream),
+            "gdn chunk_forward: the split's log-gate threshold");
 
   split_[0]->launch({first, segCu, q}, stream, {u32(S + 1), 1, 1});
   std::vector<TensorArg> cumsum{segCu, packed(sh.gateInKernel ? t.a : t.g, DType::f32, {T, sh.HV}), gcum};
@@ -342,18 +371,21 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
     cumsum.push_back(t.dtBias);
     cumsum.push_back(beta);
   }
-  loaded_[1]->launch(cumsum, stream, {hv, segs, chunks});
+  cumsum.push_back(totals);
+  split_[4]->launch(cumsum, stream, {hv, segs, chunks});
   loaded_[2]->launch({segCu, q, k, gcum, beta, a, aqk}, stream, {hv, segs, chunks});
+  split_[5]->launch({first, segCu, totals, threshold, endStarts, transitionStarts}, stream, {hv, u32(N), u32(m)});
   // The state and transition forms are built with the main forward's BV (pack_gdn.sh).
-  split_[1]->launch({segCu, q, k, v, gcum, a, aqk, o, ends}, stream, {u32(sh.HV * (sh.V / sh.BV)), segs, 1});
-  split_[2]->launch({segCu, q, k, v, gcum, a, aqk, o, transitions}, stream, {u32(sh.HV * (sh.K / sh.BV)), segs, 1});
+  split_[1]->launch({segCu, endStarts, q, k, v, gcum, a, aqk, o, ends}, stream,
+                    {u32(sh.HV * (sh.V / sh.BV)), segs, 1});
+  split_[2]->launch({segCu, transitionStarts, q, k, v, gcum, a, aqk, o, transitions}, stream,
+                    {u32(sh.HV * (sh.K / sh.BV)), segs, 1});
   split_[3]->launch({first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts},
                     stream, {u32(sh.HV * (sh.V / 64)), u32(N), 1});
   const int64_t bv = forwardTile(S);
   (bv == sh.BV ? *loaded_[3] : *wide_)
       .launch({segCu, q, k, v, gcum, a, aqk, o, starts, finals}, stream, {u32(sh.HV * (sh.V / bv)), segs, 1});
   const size_t headStates = static_cast<size_t>(sh.HV * sh.K * sh.V) * 4;
-  Driver &drv = Driver::get();
   for (int64_t i = 0; i < N; ++i)
     drv.check(drv.cuMemcpyDtoDAsync(t.finalState.data + i * headStates,
                                     workspace + static_cast<CUdeviceptr>(l.finals) + ((i + 1) * m - 1) * headStates,

@@ -51,12 +51,14 @@ struct ChunkForwardImages {
   static constexpr const char *kWideName = "gdn_chunk_forward_wide";
   Json wideManifest;
   std::string wideCubin;
-  /// Optional: the context split's kernels (docs/context-split.md), all four or none; with them a call
-  /// whose sequences leave SMs idle runs split (planContextSplit).
-  static constexpr std::array<const char *, 4> kSplitNames = {"gdn_split_offsets", "gdn_chunk_forward_state",
-                                                              "gdn_chunk_forward_transition", "gdn_split_correct"};
-  std::array<Json, 4> splitManifests;
-  std::array<std::string, 4> splitCubins;
+  /// Optional: the context split's kernels (docs/context-split.md), all or none; with them a call whose
+  /// sequences leave SMs idle runs split (planContextSplit). The state and transition forwards are the
+  /// windowed builds (run starts from gdn_split_windows), the cumsum the one with chunk totals.
+  static constexpr std::array<const char *, 6> kSplitNames = {
+      "gdn_split_offsets", "gdn_chunk_forward_state", "gdn_chunk_forward_transition", "gdn_split_correct",
+      "gdn_split_cumsum",  "gdn_split_windows"};
+  std::array<Json, 6> splitManifests;
+  std::array<std::string, 6> splitCubins;
   bool hasSplit() const { return !splitCubins[0].empty(); }
 };
 
@@ -82,7 +84,7 @@ public:
   /// the driver for device 0's SM count.
   int64_t segmentsPerSequence(int64_t sequences, int64_t tokensEach) const;
   /// How the context split is planned (planContextSplit): off, a given segment length, the GPU's SM count
-  /// (0: the device's). Not yet run on a GPU.
+  /// (0: the device's), exact or truncated at a log-gate threshold.
   void setSplitPolicy(const SplitPolicy &policy) { splitPolicy_ = policy; }
   /// Scratch bytes for a call over `tokens` tokens (B·T) and `sequences` sequences (N).
   size_t workspaceBytes(int64_t tokens, int64_t sequences) const;
@@ -101,7 +103,7 @@ private:
   ChunkForwardShape shape_;
   std::array<std::unique_ptr<CompiledKernel>, 4> loaded_;
   std::unique_ptr<CompiledKernel> wide_;
-  std::array<std::unique_ptr<CompiledKernel>, 4> split_;
+  std::array<std::unique_ptr<CompiledKernel>, 6> split_;
   int64_t wideBV_ = 0; // 0: no wide build
   int64_t sms_ = 0;    // of the current device, read on the first call
   SplitPolicy splitPolicy_{.sms = 0};

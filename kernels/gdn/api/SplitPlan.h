@@ -23,6 +23,11 @@ struct SplitPolicy {
   int64_t minSegmentChunks = 8; // a segment of fewer chunks costs more in passes than it saves
   int64_t segmentTokens = 0;   // > 0: this length (a multiple of 64), overriding the choice
   bool enabled = true;
+  // Truncated mode: a segment whose last chunks' summed log-gate reaches this (≤ 0) starts from its end
+  // over those chunks alone; what it leaves out fades by at least e^threshold. Heads that do not reach it
+  // within the segment run exact. `exact`: every head runs exact (the threshold is −inf).
+  double logGateThreshold = -10.0;
+  bool exact = false;
 };
 
 /// The state kernel has sequences × HV × V / BV blocks; when they leave SMs idle (fewer than

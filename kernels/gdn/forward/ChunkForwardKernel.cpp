@@ -30,6 +30,9 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   const int64_t K = c.K, V = c.V, BV = c.BV, slices = V / BV;
   auto k = std::make_unique<dsl::Kernel>("gdn_chunk_forward");
   auto cu = k->tensor("cu_seqlens", {-1}, DType::i64);
+  std::unique_ptr<dsl::Tensor> runStart; // windowed: [sequences · HV] first token of each block's run
+  if (c.windowed)
+    runStart = std::make_unique<dsl::Tensor>(k->tensor("run_start", {-1}, DType::i64));
   auto q = k->tensor("q", {-1, c.H * K}, DType::bf16);
   auto keys = k->tensor("k", {-1, c.H * K}, DType::bf16);
   auto v = k->tensor("v", {-1, c.HV * V}, DType::bf16);
@@ -54,8 +57,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
 
   Index hv = k->blockId(0) / slices, vb = k->blockId(0) - hv * slices, n = k->blockId(1), h = hv / (c.HV / c.H);
   Index vcol = hv * V + vb * BV; // first column of this block's slice of v and o
-  Index bos = k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
   Index head = n * c.HV + hv;
+  Index bos = runStart ? k->loadIndex(*runStart, {head}) : k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
   // States are [K][V] per head, or [V][K] with state_v_first: Hᵀ is read transposed or as is.
   auto loadState = [&] {
     return c.stateVFirst ? k->load(*h0, {head * V + vb * BV, 0}, {BV, K})
@@ -63,9 +66,9 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   };
   Tile state;
   in("state", [&] {
-    if (c.transition) // Hᵀ = I: row r of this block is value column vb·BV + r
+    if (c.transition) // Hᵀ = I: row r of this block is value column vb·BV + r; zero when no chunk runs
       state = k->map({k->iota({BV, K}, 0), k->iota({BV, K}, 1)}, DType::f32, [&](const Scalars &e) {
-        return select(e[0] + k->scalar(vb * BV) == e[1], 1.0, 0.0);
+        return select(e[0] + k->scalar(vb * BV) == e[1] && k->scalar(eos - bos) > 0, 1.0, 0.0);
       });
     else
       state = c.initialState ? loadState() : k->fill({BV, K}, DType::f32, 0.0);

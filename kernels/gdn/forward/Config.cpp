@@ -31,6 +31,8 @@ void GdnForwardConfig::validate() const {
     throw fail(fmt::format("transition = 1 (the state run from the identity with v = 0) needs K = V, no initial "
                            "state and no roles, got K = {}, V = {}, initial_state = {}, roles = {}",
                            K, V, initialState ? 1 : 0, roles ? 1 : 0));
+  if (windowed && !(stateOnly || transition))
+    throw fail("windowed = 1 (per-head run starts of the context split) needs state_only = 1 or transition = 1");
   if (inverseBlocksPerSM < 0 || inverseBlocksPerSM > 16)
     throw fail(fmt::format("inverse_blocks_per_sm = {} is not supported (0: no cap, or 1 to 16)", inverseBlocksPerSM));
   if (!std::isfinite(scale))
@@ -51,7 +53,8 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"BV", field(c.BV)}, {"precise", field(c.precise)},
                           {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)}, {"stages", field(c.stages)},
                           {"roles", flag(c.roles)}, {"state_only", flag(c.stateOnly)},
-                          {"transition", flag(c.transition)}});
+                          {"transition", flag(c.transition)}, {"windowed", flag(c.windowed)},
+                          {"chunk_totals", flag(c.chunkTotals)}});
   c.validate();
   return c;
 }

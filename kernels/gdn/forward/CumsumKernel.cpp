@@ -8,6 +8,7 @@ using dsl::DType;
 using dsl::Index;
 using dsl::Scalar;
 using dsl::Scalars;
+using dsl::Tile;
 using dsl::Tiles;
 
 std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c) {
@@ -24,6 +25,9 @@ std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c) {
     dtBias = std::make_unique<dsl::Tensor>(k->tensor("dt_bias", {c.HV}, DType::f32));
     betaOut = std::make_unique<dsl::Tensor>(k->tensor("beta", {-1, c.HV}, DType::f32));
   }
+  std::unique_ptr<dsl::Tensor> totals;
+  if (c.chunkTotals)
+    totals = std::make_unique<dsl::Tensor>(k->tensor("chunk_totals", {-1, 1}, DType::f32));
   k->threads(128);
   k->grid(c.HV, -1, -1); // (value head, sequence, chunk): chunks are independent here
 
@@ -44,6 +48,11 @@ std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c) {
       k->store(beta, *betaOut, {t0, hv}, {eos, c.HV});
     }
     k->store(k->cumsum(g, 0), gcum, {t0, hv}, {eos, c.HV});
+    if (totals) { // rows [head][sequence][chunk slot]; Z slots a sequence (the grid's z)
+      Index sequences = k->dim(cu, 0) - 1, slots = k->dim(*totals, 0) / (sequences * c.HV);
+      Tile sum = k->broadcast(k->reduce(g, 0, dsl::Reduce::add), {1, 1}, {0});
+      k->store(sum, *totals, {(hv * sequences + n) * slots + chunk, 0});
+    }
     return Tiles{};
   });
   return k;

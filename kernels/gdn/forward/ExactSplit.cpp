@@ -12,76 +12,99 @@ namespace qla::gdn {
 
 namespace {
 
-/// `t` ([B, T, …]) seen as one packed batch ([1, B·T, …]): the same data.
-Tensor packedBatch(const Tensor &t, int64_t tokens) {
-  if (!t.defined())
-    return t;
-  std::vector<int64_t> shape{1, tokens};
-  shape.insert(shape.end(), t.shape.begin() + 2, t.shape.end());
-  return Tensor(shape, t.data);
+HostTensor hostOf(const Tensor &t, std::vector<int64_t> shape, bool bf16 = false) {
+  HostTensor h{std::move(shape), t.data};
+  if (bf16)
+    for (double &x : h.data)
+      x = roundToBf16(x);
+  return h;
+}
+
+HostTensor zeros(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return HostTensor{std::move(shape), std::vector<double>(n, 0.0)};
 }
 
 } // namespace
 
-GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, int64_t segmentTokens) {
+GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, int64_t segmentTokens,
+                                    double logGateThreshold) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
   if (p.K != p.V || p.stateVFirst)
-    throw Error(fmt::format("gdn exact split: K = V with states [K][V] is supported (the transitions run from a "
+    throw Error(fmt::format("gdn context split: K = V with states [K][V] is supported (the transitions run from a "
                             "K x K identity state), got K = {}, V = {}, state_v_first = {}",
                             p.K, p.V, p.stateVFirst ? 1 : 0));
   if (segmentTokens <= 0 || segmentTokens % C != 0)
-    throw Error(fmt::format("gdn exact split: segment length {} must be a positive multiple of {}", segmentTokens, C));
-  const int64_t K = p.K, HV = p.HV, N = p.numSequences(), tokens = p.B * p.T, square = K * K;
+    throw Error(fmt::format("gdn context split: segment length {} must be a positive multiple of {}", segmentTokens, C));
+  validateGdn(p, in, "gdn context split (interpreter)");
+  const int64_t K = p.K, V = p.V, HV = p.HV, N = p.numSequences(), T = p.B * p.T, square = K * V;
   std::vector<int64_t> cu = p.cuSeqlens;
   if (!p.varlen())
     for (int64_t i = 0; i <= N; ++i)
       cu.push_back(i * p.T);
-  SplitPlan plan = planContextSplit(cu, HV, p.V, 64, {.segmentTokens = segmentTokens});
+  SplitPlan plan = planContextSplit(cu, HV, V, 64, {.segmentTokens = segmentTokens});
   if (!plan.split())
-    throw Error(fmt::format("gdn exact split: no sequence is two segments of {} tokens long", segmentTokens));
+    throw Error(fmt::format("gdn context split: no sequence is two segments of {} tokens long", segmentTokens));
+  const int64_t S = static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1;
+  int64_t slots = 1, most = 1; // chunk slots of the longest segment; most segments of a sequence
+  for (int64_t s = 0; s < S; ++s)
+    slots = std::max(slots, (plan.segmentCuSeqlens[s + 1] - plan.segmentCuSeqlens[s] + C - 1) / C);
+  for (int64_t i = 0; i < N; ++i)
+    most = std::max(most, plan.firstSegment[i + 1] - plan.firstSegment[i]);
 
-  // The batch as segments: one packed varlen batch whose sequences are the segments.
-  GdnProblem segments = p;
-  segments.B = 1;
-  segments.T = tokens;
-  segments.cuSeqlens = plan.segmentCuSeqlens;
-  segments.useInitialState = segments.outputFinalState = true;
-  GdnInputs base = in;
-  for (Tensor *t : {&base.q, &base.k, &base.v, &base.g, &base.beta, &base.a, &base.b})
-    *t = packedBatch(*t, tokens);
-  const int64_t S = segments.numSequences();
-
-  // 1. Each segment's end from a zero state: E_s.
-  GdnInputs fromZero = base;
-  fromZero.initialState = Tensor(segments.stateShape());
-  Tensor ends = interpretGdnForward(segments, fromZero, 1, ForwardRun::stateOnly).finalState;
-  // 2. Transitions: from the identity with v = 0 the end state is A_s itself (the transition form of
-  // the forward makes the identity itself and never reads v).
-  GdnProblem fromIdentity = segments;
-  fromIdentity.useInitialState = false;
-  GdnInputs noInitial = base;
-  noInitial.initialState = Tensor();
-  Tensor transitions = interpretGdnForward(fromIdentity, noInitial, 1, ForwardRun::transition).finalState;
-  // 3. Correction: each sequence's first segment starts from its initial state, the next ones from
-  // S_{s+1} = A_s·S_s + E_s (gdn_split_correct).
+  // The same kernels and the same order as ChunkForward's split on the GPU (docs/context-split.md).
+  GdnForwardConfig c = forwardConfigFor(p);
+  c.initialState = c.finalState = true;
+  HostTensor segCu{{S + 1}, std::vector<double>(plan.segmentCuSeqlens.begin(), plan.segmentCuSeqlens.end())};
   HostTensor first{{N + 1}, std::vector<double>(plan.firstSegment.begin(), plan.firstSegment.end())};
-  HostTensor initial{{N * HV * K, p.V}, p.useInitialState ? in.initialState.data : std::vector<double>(N * HV * square, 0.0)};
-  HostTensor endRows{{S * HV * K, p.V}, ends.data}, transitionRows{{S * HV * K, K}, transitions.data};
-  HostTensor startRows{{S * HV * K, p.V}, std::vector<double>(S * HV * square, 0.0)};
-  buildGdnSplitCorrect(forwardConfigFor(p))
-      ->interpret({&first, &initial, &endRows, &transitionRows, &startRows}, {HV * (p.V / 64), N, 1});
-  GdnInputs main = base;
-  main.initialState = Tensor(segments.stateShape(), std::move(startRows.data));
-  // 4. Every segment from its corrected start; a sequence's final state is its last segment's.
-  GdnOutputs run = interpretGdnForward(segments, main), out;
-  out.o = Tensor(in.v.shape, std::move(run.o.data));
+  HostTensor q = hostOf(in.q, {T, p.H * K}, true), k = hostOf(in.k, {T, p.H * K}, true);
+  HostTensor v = hostOf(in.v, {T, HV * V}, true);
+  HostTensor gcum = zeros({T, HV}), a = zeros({T, HV * C}), aqk = zeros({T, HV * C}), o = zeros({T, HV * V});
+  HostTensor beta = c.gateInKernel ? zeros({T, HV}) : hostOf(in.beta, {T, HV});
+  HostTensor totals = zeros({HV * S * slots, 1}), threshold{{1}, {logGateThreshold}};
+  const std::array<int64_t, 3> chunkGrid{HV, S, slots};
+  GdnForwardConfig withTotals = c;
+  withTotals.chunkTotals = true;
+  if (c.gateInKernel) {
+    HostTensor ga = hostOf(in.a, {T, HV}), gb = hostOf(in.b, {T, HV});
+    HostTensor aLog = hostOf(in.aLog, {HV}), dtBias = hostOf(in.dtBias, {HV});
+    buildGdnCumsum(withTotals)->interpret({&segCu, &ga, &gcum, &gb, &aLog, &dtBias, &beta, &totals}, chunkGrid);
+  } else {
+    HostTensor g = hostOf(in.g, {T, HV});
+    buildGdnCumsum(withTotals)->interpret({&segCu, &g, &gcum, &totals}, chunkGrid);
+  }
+  buildGdnChunkInverse(c)->interpret({&segCu, &q, &k, &gcum, &beta, &a, &aqk}, chunkGrid);
+  // Where each segment's end run and transition run start (a warm-up window, the whole segment, none).
+  HostTensor endStarts = zeros({S * HV}), transitionStarts = zeros({S * HV});
+  buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &endStarts, &transitionStarts}, {HV, N, most});
+  // Each segment's end from zero over its run (E_s), and its transition (A_s; zero where truncated).
+  GdnForwardConfig ends = c;
+  ends.initialState = false;
+  ends.stateOnly = ends.windowed = true;
+  GdnForwardConfig transition = ends;
+  transition.stateOnly = false;
+  transition.transition = true;
+  HostTensor endRows = zeros({S * HV * K, V}), transitionRows = zeros({S * HV * K, K});
+  const std::array<int64_t, 3> stateGrid{HV * (V / c.BV), S, 1};
+  buildGdnChunkForward(ends)->interpret({&segCu, &endStarts, &q, &k, &v, &gcum, &a, &aqk, &o, &endRows}, stateGrid);
+  buildGdnChunkForward(transition)
+      ->interpret({&segCu, &transitionStarts, &q, &k, &v, &gcum, &a, &aqk, &o, &transitionRows}, stateGrid);
+  // The correction: each sequence's first segment from its initial state, then S_{s+1} = A_s·S_s + E_s.
+  HostTensor initial{{N * HV * K, V}, p.useInitialState ? in.initialState.data : std::vector<double>(N * HV * square, 0.0)};
+  HostTensor starts = zeros({S * HV * K, V});
+  buildGdnSplitCorrect(c)->interpret({&first, &initial, &endRows, &transitionRows, &starts}, {HV * (V / 64), N, 1});
+  // Every segment from its start; a sequence's final state is its last segment's.
+  HostTensor finals = zeros({S * HV * K, V});
+  buildGdnChunkForward(c)->interpret({&segCu, &q, &k, &v, &gcum, &a, &aqk, &o, &starts, &finals}, stateGrid);
+  GdnOutputs out;
+  out.o = Tensor(in.v.shape, std::move(o.data));
   if (p.outputFinalState) {
     out.finalState = Tensor(p.stateShape());
-    for (int64_t i = 0; i < N; ++i) {
-      int64_t last = plan.firstSegment[i + 1] - 1;
-      std::copy_n(run.finalState.data.begin() + last * HV * square, HV * square,
+    for (int64_t i = 0; i < N; ++i)
+      std::copy_n(finals.data.begin() + (plan.firstSegment[i + 1] - 1) * HV * square, HV * square,
                   out.finalState.data.begin() + i * HV * square);
-    }
   }
   return out;
 }

@@ -55,6 +55,14 @@ struct GdnForwardConfig {
   // which needs K = V) with v taken as zero (not read), so the final state is the sequence's (or
   // segment's) transition matrix. The initial_state setting must be off.
   bool transition = false;
+  // gdn_chunk_forward in the split's state and transition runs: each (segment, value head) block starts
+  // at its own token, run_start[segment · HV + head] (gdn_split_windows: a warm-up window, the whole
+  // segment, or none), instead of at the segment's first; a transition run that runs no chunk leaves a
+  // zero transition (its segment's end needs no correction).
+  bool windowed = false;
+  // gdn_cumsum also writes each chunk's summed log-gate, chunk_totals[(head · S + segment) · Z + chunk]
+  // for S sequences (segments) and Z chunk slots each (the grid's z), for gdn_split_windows.
+  bool chunkTotals = false;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.
@@ -75,6 +83,9 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c);
 /// The exact context split's correction scan over each sequence's segments (docs/context-split.md).
 std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c);
+/// Per (value head, segment) of a split batch: where its end run and its transition run start (the
+/// truncated split's warm-up window from the summed log-gates, docs/context-split.md).
+std::unique_ptr<dsl::Kernel> buildGdnSplitWindows(const GdnForwardConfig &c);
 /// The segment batch of a split fixed-length batch (segment cu_seqlens, first segments), on the device.
 std::unique_ptr<dsl::Kernel> buildGdnSplitOffsets(const GdnForwardConfig &c);
 GdnForwardKernels buildGdnForward(const GdnForwardConfig &c);

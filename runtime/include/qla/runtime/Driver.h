@@ -39,6 +39,7 @@ namespace qla {
   X(cuMemsetD16)                                                                                   \
   X(cuMemsetD32)                                                                                   \
   X(cuMemcpyDtoDAsync)                                                                             \
+  X(cuMemsetD32Async)                                                                              \
   X(cuStreamCreate)                                                                                \
   X(cuStreamDestroy)                                                                               \
   X(cuStreamSynchronize)                                                                           \
