@@ -190,6 +190,10 @@ TEST_CASE("the split planner cuts only what leaves SMs idle, into segments that 
   CHECK(mix.firstSegment.size() == 4);
   CHECK(mix.firstSegment[2] - mix.firstSegment[1] > 1); // the long one in several segments
   CHECK(mix.firstSegment[3] - mix.firstSegment[2] == 1);
+  // (16,64) 1x32768: 128 blocks; filling the GPU takes two segments, fewer than minSegments: no split
+  // (exact mode over two segments is slower than none). The same with minSegments = 2 splits in two.
+  CHECK_FALSE(planContextSplit({0, 32768}, 64, 128, 64).split());
+  CHECK(planContextSplit({0, 32768}, 64, 128, 64, {.minSegments = 2}).segmentTokens == 16384);
   // Overrides: off, or a given length (a partial last segment).
   CHECK_FALSE(planContextSplit({0, 32768}, 32, 128, 64, {.enabled = false}).split());
   auto given = planContextSplit({0, 1000}, 32, 128, 64, {.segmentTokens = 256});

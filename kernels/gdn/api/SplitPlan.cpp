@@ -36,7 +36,10 @@ SplitPlan planContextSplit(const std::vector<int64_t> &cu, int64_t HV, int64_t V
     int64_t slots = std::max<int64_t>(1, capacity / perSequence);
     segmentChunks = std::max(policy.minSegmentChunks, (totalChunks + slots - 1) / slots);
   }
-  if (chunksOf(longest) < 2 * segmentChunks)
+  // With the planner's own length, a sequence is cut only into minSegments or more (fewer lose in exact
+  // mode); with a given length, into two or more.
+  const int64_t minPieces = policy.segmentTokens == 0 ? std::max<int64_t>(2, policy.minSegments) : 2;
+  if (chunksOf(longest) < minPieces * segmentChunks)
     return plan; // nothing long enough to gain from a split
   if (policy.segmentTokens == 0) {
     // The shortest length that cuts the longest sequence into as many segments: what the device derives
@@ -49,7 +52,7 @@ SplitPlan planContextSplit(const std::vector<int64_t> &cu, int64_t HV, int64_t V
   for (int64_t i = 0; i < n; ++i) {
     plan.firstSegment.push_back(static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1);
     int64_t len = cu[i + 1] - cu[i];
-    bool cut = chunksOf(len) >= 2 * segmentChunks; // short sequences stay whole
+    bool cut = chunksOf(len) >= minPieces * segmentChunks; // short sequences stay whole
     for (int64_t at = cu[i] + (cut ? plan.segmentTokens : len); at < cu[i + 1]; at += plan.segmentTokens)
       plan.segmentCuSeqlens.push_back(at);
     plan.segmentCuSeqlens.push_back(cu[i + 1]);

@@ -22,6 +22,11 @@ struct SplitPolicy {
   int64_t blocksPerSm = 2;     // state-kernel blocks one SM holds (BV = 64: two)
   int64_t minSegmentChunks = 8; // a segment of fewer chunks costs more in passes than it saves
   int64_t segmentTokens = 0;   // > 0: this length (a multiple of 64), overriding the choice
+  // The fewest segments the planner's own length cuts a sequence into. The exact split (and the
+  // truncated one for heads whose gates barely decay) runs three state passes over a segment (end,
+  // transition, main): with two segments that is slower than no split (H200, (16,64) 1x32768: 3.60 ms
+  // split exact against 3.02 unsplit; (2,8) 8x1024 0.125 split in two against 0.111 unsplit, runs 23, 27-28).
+  int64_t minSegments = 3;
   bool enabled = true;
   // Truncated mode: a segment whose last chunks' summed log-gate reaches this (≤ 0) starts from its end
   // over those chunks alone; what it leaves out fades by at least e^threshold. Heads that do not reach it
@@ -31,7 +36,7 @@ struct SplitPolicy {
 };
 
 /// The state kernel has sequences × HV × V / BV blocks; when they leave SMs idle (fewer than
-/// sms × blocksPerSm), sequences longer than two minimal segments are cut into segments of one length,
+/// sms × blocksPerSm), sequences at least minSegments segments long are cut into segments of one length,
 /// chosen so that the segment batch fills the GPU once (a multiple of the 64-token chunk; the shortest
 /// one that gives the longest sequence that many segments). `cuSeqlens` are the call's sequence offsets
 /// (N + 1 values from 0).
