@@ -132,6 +132,19 @@ void Kernel::dropLoopOutputs() {
     throw Error(fmt::format("kernel '{}': qla-drop-loop-outputs failed:\n  {}", name_, fmt::join(errors, "\n  ")));
 }
 
+void Kernel::contextSplitRun(const std::string &form) {
+  MLIRContext &ctx = impl_->ctx;
+  std::vector<std::string> errors;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    errors.push_back(describe(d));
+    return success();
+  });
+  PassManager pm(&ctx);
+  pm.addPass(qla::createQlaContextSplit({.form = form}));
+  if (failed(pm.run(*impl_->module)))
+    throw Error(fmt::format("kernel '{}': qla-context-split failed:\n  {}", name_, fmt::join(errors, "\n  ")));
+}
+
 void Kernel::interpret(const std::vector<HostTensor *> &args, std::array<int64_t, 3> grid) const {
   MLIRContext &ctx = impl_->ctx;
   std::vector<std::string> errors;

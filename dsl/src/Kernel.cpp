@@ -333,6 +333,18 @@ Tiles Kernel::loop(Index lb, Index ub, Index step, int64_t stages, Tiles carried
   return out;
 }
 
+Tile Kernel::scan(Index lb, Index ub, int64_t stages, const Tile &state, std::vector<std::string> inputTerms,
+                  const std::function<Tile(Index, const Tile &)> &body, Loc loc) {
+  Tiles out = loop(lb, ub, 1, stages, {state}, [&](Index i, const Tiles &carried) { return Tiles{body(i, carried[0])}; },
+                   loc);
+  auto &b = impl_->builder;
+  SmallVector<Attribute> names;
+  for (const std::string &n : inputTerms)
+    names.push_back(b.getStringAttr(n));
+  val(out[0].value).getDefiningOp()->setAttr(QlaDialect::kScanAttr, b.getArrayAttr(names));
+  return out[0];
+}
+
 std::string Kernel::ir() const {
   std::string s;
   llvm::raw_string_ostream os(s);

@@ -189,9 +189,8 @@ TEST_CASE("GDN kernels' register spills: none where there were none, no more tha
       {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,initial_state=1,final_state=1", 84}, // the wide tile
       {"gdn_chunk_forward", "H=16,HV=32,stages=2,roles=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,state_only=1,initial_state=1,final_state=1", 0},
-      {"gdn_chunk_forward", "H=16,HV=32,transition=1,final_state=1", 0},
-      {"gdn_chunk_forward", "H=16,HV=32,state_only=1,windowed=1,final_state=1", 0},
-      {"gdn_chunk_forward", "H=16,HV=32,transition=1,windowed=1,final_state=1", 0},
+      {"gdn_chunk_forward", "H=16,HV=32,split_run=1,initial_state=1,final_state=1", 0},
+      {"gdn_chunk_forward", "H=16,HV=32,split_run=2,initial_state=1,final_state=1", 0},
       {"gdn_cumsum", "H=16,HV=32,chunk_totals=1", 0},
       {"gdn_split_windows", "H=16,HV=32", 0},
       {"gdn_split_correct", "H=16,HV=32", 0},

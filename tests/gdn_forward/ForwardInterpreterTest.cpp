@@ -199,7 +199,7 @@ TEST_CASE("truncated context split: warm-up windows where the gates reach the th
 
 TEST_CASE("gdn_split_windows: run starts from the chunks' summed log-gates", "[gdn][interpreter][split]") {
   // One sequence in three segments (4, 4 and 3 chunks), two heads, chunk slots 4 a segment. Head 0 never
-  // decays (exact: both runs over the whole segment); head 1 decays −6 a chunk (−12 after two chunks:
+  // decays (exact: both runs over the whole segment, 4 chunks); head 1 decays −6 a chunk (−12 after two:
   // a two-chunk window, no transition run); the last segment needs neither run.
   GdnForwardConfig c;
   c.H = 1;
@@ -212,13 +212,13 @@ TEST_CASE("gdn_split_windows: run starts from the chunks' summed log-gates", "[g
       totals.data[(1 * 3 + s) * 4 + j] = -6.0;
   HostTensor ends{{6}, std::vector<double>(6, -1.0)}, transitions{{6}, std::vector<double>(6, -1.0)};
   buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &ends, &transitions}, {2, 1, 4});
-  // Rows are segment · HV + head.
-  CHECK(ends.data == std::vector<double>{0, 256 - 128, 256, 512 - 128, 700, 700});
-  CHECK(transitions.data == std::vector<double>{0, 256, 256, 512, 700, 700});
+  // Chunks each run takes; rows are segment · HV + head.
+  CHECK(ends.data == std::vector<double>{4, 2, 4, 2, 0, 0});
+  CHECK(transitions.data == std::vector<double>{4, 0, 4, 0, 0, 0});
   threshold.data[0] = -1e30; // the exact mode's threshold (−inf on the GPU): whole segments everywhere
   buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &ends, &transitions}, {2, 1, 4});
-  CHECK(ends.data == std::vector<double>{0, 0, 256, 256, 700, 700});
-  CHECK(transitions.data == std::vector<double>{0, 0, 256, 256, 700, 700});
+  CHECK(ends.data == std::vector<double>{4, 4, 4, 4, 0, 0});
+  CHECK(transitions.data == std::vector<double>{4, 4, 4, 4, 0, 0});
 }
 
 TEST_CASE("the exact split refuses what it does not support", "[gdn][split]") {

@@ -21,8 +21,8 @@ struct ChunkForwardLayout {
   // per segment its end from zero, its transition, its corrected start and its final state.
   int64_t segments = 0, segmentOffsets = 0, firstSegment = 0, ends = 0, transitions = 0, starts = 0, finals = 0;
   // gdn_split_windows' inputs and outputs: each chunk's summed log-gate (chunkSlots a segment), the
-  // threshold, and each (segment, head)'s end-run and transition-run starts.
-  int64_t chunkSlots = 0, chunkTotals = 0, threshold = 0, endStarts = 0, transitionStarts = 0;
+  // threshold, and how many of each (segment, head)'s last chunks its end run and transition run take.
+  int64_t chunkSlots = 0, chunkTotals = 0, threshold = 0, endRuns = 0, transitionRuns = 0;
 };
 
 namespace {
@@ -138,9 +138,9 @@ ChunkForwardLayout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, 
     at += alignUp(sh.HV * segments * l.chunkSlots * 4);
     l.threshold = at;
     at += alignUp(4);
-    l.endStarts = at;
+    l.endRuns = at;
     at += alignUp(segments * sh.HV * 8);
-    l.transitionStarts = at;
+    l.transitionRuns = at;
     at += alignUp(segments * sh.HV * 8);
   }
   l.gcum = at;
@@ -354,8 +354,8 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
                             l.chunkSlots));
   TensorArg totals = scratch(l.chunkTotals, DType::f32, {sh.HV * S * l.chunkSlots, 1});
   TensorArg threshold = scratch(l.threshold, DType::f32, {1});
-  TensorArg endStarts = scratch(l.endStarts, DType::i64, {S * sh.HV});
-  TensorArg transitionStarts = scratch(l.transitionStarts, DType::i64, {S * sh.HV});
+  TensorArg endRuns = scratch(l.endRuns, DType::i64, {S * sh.HV});
+  TensorArg transitionRuns = scratch(l.transitionRuns, DType::i64, {S * sh.HV});
   Driver &drv = Driver::get();
   // The threshold goes to the device as a 32-bit pattern (a memset: no host memory, capturable).
   const float limit = splitPolicy_.exact ? -std::numeric_limits<float>::infinity()
@@ -374,11 +374,13 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   cumsum.push_back(totals);
   split_[4]->launch(cumsum, stream, {hv, segs, chunks});
   loaded_[2]->launch({segCu, q, k, gcum, beta, a, aqk}, stream, {hv, segs, chunks});
-  split_[5]->launch({first, segCu, totals, threshold, endStarts, transitionStarts}, stream, {hv, u32(N), u32(m)});
-  // The state and transition forms are built with the main forward's BV (pack_gdn.sh).
-  split_[1]->launch({segCu, endStarts, q, k, v, gcum, a, aqk, o, ends}, stream,
+  split_[5]->launch({first, segCu, totals, threshold, endRuns, transitionRuns}, stream, {hv, u32(N), u32(m)});
+  // The end and transition runs (gdn_chunk_forward split_run = 1, 2, made by qla-context-split, with the
+  // main forward's BV: pack_gdn.sh) read their initial-state tensor only for the states' places: `starts`
+  // has its shape and is not written before the correction.
+  split_[1]->launch({segCu, q, k, v, gcum, a, aqk, o, starts, ends, endRuns}, stream,
                     {u32(sh.HV * (sh.V / sh.BV)), segs, 1});
-  split_[2]->launch({segCu, transitionStarts, q, k, v, gcum, a, aqk, o, transitions}, stream,
+  split_[2]->launch({segCu, q, k, v, gcum, a, aqk, o, starts, transitions, transitionRuns}, stream,
                     {u32(sh.HV * (sh.K / sh.BV)), segs, 1});
   split_[3]->launch({first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts},
                     stream, {u32(sh.HV * (sh.V / 64)), u32(N), 1});

@@ -52,8 +52,8 @@ struct ChunkForwardImages {
   Json wideManifest;
   std::string wideCubin;
   /// Optional: the context split's kernels (docs/context-split.md), all or none; with them a call whose
-  /// sequences leave SMs idle runs split (planContextSplit). The state and transition forwards are the
-  /// windowed builds (run starts from gdn_split_windows), the cumsum the one with chunk totals.
+  /// sequences leave SMs idle runs split (planContextSplit). The state and transition forwards are
+  /// gdn_chunk_forward's split runs (split_run = 1, 2: qla-context-split), the cumsum the one with chunk totals.
   static constexpr std::array<const char *, 6> kSplitNames = {
       "gdn_split_offsets", "gdn_chunk_forward_state", "gdn_chunk_forward_transition", "gdn_split_correct",
       "gdn_split_cumsum",  "gdn_split_windows"};

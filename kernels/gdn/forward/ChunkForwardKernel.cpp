@@ -30,9 +30,6 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   const int64_t K = c.K, V = c.V, BV = c.BV, slices = V / BV;
   auto k = std::make_unique<dsl::Kernel>("gdn_chunk_forward");
   auto cu = k->tensor("cu_seqlens", {-1}, DType::i64);
-  std::unique_ptr<dsl::Tensor> runStart; // windowed: [sequences · HV] first token of each block's run
-  if (c.windowed)
-    runStart = std::make_unique<dsl::Tensor>(k->tensor("run_start", {-1}, DType::i64));
   auto q = k->tensor("q", {-1, c.H * K}, DType::bf16);
   auto keys = k->tensor("k", {-1, c.H * K}, DType::bf16);
   auto v = k->tensor("v", {-1, c.HV * V}, DType::bf16);
@@ -58,7 +55,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   Index hv = k->blockId(0) / slices, vb = k->blockId(0) - hv * slices, n = k->blockId(1), h = hv / (c.HV / c.H);
   Index vcol = hv * V + vb * BV; // first column of this block's slice of v and o
   Index head = n * c.HV + hv;
-  Index bos = runStart ? k->loadIndex(*runStart, {head}) : k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
+  Index bos = k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
   // States are [K][V] per head, or [V][K] with state_v_first: Hᵀ is read transposed or as is.
   auto loadState = [&] {
     return c.stateVFirst ? k->load(*h0, {head * V + vb * BV, 0}, {BV, K})
@@ -66,12 +63,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   };
   Tile state;
   in("state", [&] {
-    if (c.transition) // Hᵀ = I: row r of this block is value column vb·BV + r; zero when no chunk runs
-      state = k->map({k->iota({BV, K}, 0), k->iota({BV, K}, 1)}, DType::f32, [&](const Scalars &e) {
-        return select(e[0] + k->scalar(vb * BV) == e[1] && k->scalar(eos - bos) > 0, 1.0, 0.0);
-      });
-    else
-      state = c.initialState ? loadState() : k->fill({BV, K}, DType::f32, 0.0);
+    state = c.initialState ? loadState() : k->fill({BV, K}, DType::f32, 0.0);
   });
   const double scale = c.resolvedScale();
   auto toBf16 = [&](const Tile &t) {
@@ -85,8 +77,9 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   // Pipelined copies read whole chunks: past the sequence end they read the next sequence (or zeros
   // past the tensor's end), which the masks below keep out of this sequence's results.
   auto bounded = [&](std::vector<Index> bounds) { return c.stages > 1 ? std::vector<Index>{} : bounds; };
-  Tiles last = k->loop(0, (eos - bos + (C - 1)) / C, 1, c.stages, {state}, [&](Index chunk, const Tiles &carried) {
-    const Tile &Ht = carried[0];
+  // A scan (qla.scan: Hᵀ ↦ Hᵀ·M_c + U_c, v the input term), so that qla-context-split can make the
+  // context split's runs from this kernel.
+  Tile last = k->scan(0, (eos - bos + (C - 1)) / C, c.stages, state, {"v"}, [&](Index chunk, const Tile &Ht) {
     Index t0 = bos + chunk * C;
     // Loads into registers first, so their latency overlaps the copies (which wait once). With roles,
     // each computing role loads the gates itself.
@@ -102,9 +95,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, bounded({eos, c.H * K}), c.l2normQK);
     Tile ag = k->copy(aIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
     Tile p = k->copy(aqkIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
-    std::optional<Tile> vc; // v is taken as zero in the transition run
-    if (!c.transition)
-      vc = k->copy(v, {t0, vcol}, {C, BV}, bounded({eos, c.HV * V}));
+    Tile vc = k->copy(v, {t0, vcol}, {C, BV}, bounded({eos, c.HV * V}));
     Tile cols = k->iota({BV, C}, 1); // (untagged: qla-assign-roles gives it to its reader, the state)
     Scalar valid = k->scalar(eos - t0); // tokens of this chunk inside the sequence
     auto gCols = [&] { return k->broadcast(gRow, {BV, C}, {0, 1}); };
@@ -132,7 +123,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     Tile qhT;
     in("output", [&] { qhT = product(hHi, hLo, qc, zeros(BV, C), {.b = true}); });
     in("state", [&] {
-      uT = vc ? k->gemm(*vc, ag, zeros(BV, C), {.a = true, .b = true}) : zeros(BV, C);
+      uT = k->gemm(vc, ag, zeros(BV, C), {.a = true, .b = true});
       Tile xe = k->map({xT, gCols()}, DType::f32, [](const Scalars &e) { return -(exp(e[1]) * e[0]); });
       Tile xeHi = toBf16(xe);
       vnT = product(xeHi, c.precise >= 1 ? std::optional<Tile>(loPart(xe, xeHi)) : std::nullopt, ag, uT, {.b = true});
@@ -152,16 +143,18 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       Tile outT = k->map({oT}, DType::bf16, [&](const Scalars &e) { return (scale * e[0]).to(DType::bf16); });
       k->storeTransposed(outT, o, {t0, vcol}, {eos, c.HV * V});
     });
-    return Tiles{next};
+    return next;
   });
   in("state", [&] {
     if (c.finalState && c.stateVFirst)
-      k->store(last[0], *ht, {head * V + vb * BV, 0});
+      k->store(last, *ht, {head * V + vb * BV, 0});
     else if (c.finalState)
-      k->storeTransposed(last[0], *ht, {head * K, vb * BV});
+      k->storeTransposed(last, *ht, {head * K, vb * BV});
   });
-  if (c.stateOnly || c.transition)
+  if (c.stateOnly)
     k->dropLoopOutputs();
+  if (c.splitRun)
+    k->contextSplitRun(c.splitRun == 1 ? "ends" : "transition");
   return k;
 }
 

@@ -27,12 +27,16 @@ void GdnForwardConfig::validate() const {
     throw fail(fmt::format("roles = 1 needs stages >= 2 (TMA loads by the producer), BV = 64 (one state warpgroup) "
                            "and l2norm = 0, got stages = {}, BV = {}, l2norm = {}",
                            stages, BV, l2normQK ? 1 : 0));
-  if (transition && (K != V || initialState || roles))
-    throw fail(fmt::format("transition = 1 (the state run from the identity with v = 0) needs K = V, no initial "
-                           "state and no roles, got K = {}, V = {}, initial_state = {}, roles = {}",
-                           K, V, initialState ? 1 : 0, roles ? 1 : 0));
-  if (windowed && !(stateOnly || transition))
-    throw fail("windowed = 1 (per-head run starts of the context split) needs state_only = 1 or transition = 1");
+  if (splitRun < 0 || splitRun > 2)
+    throw fail(fmt::format("split_run = {} is not supported (0: none, 1: the context split's segment ends, 2: its "
+                           "transitions)",
+                           splitRun));
+  if (splitRun && (!initialState || !finalState || stateVFirst || roles || (splitRun == 2 && K != V)))
+    throw fail(fmt::format("split_run = {} needs initial_state = 1, final_state = 1, states [K][V] (state_v_first = "
+                           "0), no roles{}, got K = {}, V = {}, initial_state = {}, final_state = {}, state_v_first "
+                           "= {}, roles = {}",
+                           splitRun, splitRun == 2 ? " and K = V" : "", K, V, initialState ? 1 : 0, finalState ? 1 : 0,
+                           stateVFirst ? 1 : 0, roles ? 1 : 0));
   if (inverseBlocksPerSM < 0 || inverseBlocksPerSM > 16)
     throw fail(fmt::format("inverse_blocks_per_sm = {} is not supported (0: no cap, or 1 to 16)", inverseBlocksPerSM));
   if (!std::isfinite(scale))
@@ -53,8 +57,7 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"BV", field(c.BV)}, {"precise", field(c.precise)},
                           {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)}, {"stages", field(c.stages)},
                           {"roles", flag(c.roles)}, {"state_only", flag(c.stateOnly)},
-                          {"transition", flag(c.transition)}, {"windowed", flag(c.windowed)},
-                          {"chunk_totals", flag(c.chunkTotals)}});
+                          {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)}});
   c.validate();
   return c;
 }

@@ -76,21 +76,21 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
     buildGdnCumsum(withTotals)->interpret({&segCu, &g, &gcum, &totals}, chunkGrid);
   }
   buildGdnChunkInverse(c)->interpret({&segCu, &q, &k, &gcum, &beta, &a, &aqk}, chunkGrid);
-  // Where each segment's end run and transition run start (a warm-up window, the whole segment, none).
-  HostTensor endStarts = zeros({S * HV}), transitionStarts = zeros({S * HV});
-  buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &endStarts, &transitionStarts}, {HV, N, most});
-  // Each segment's end from zero over its run (E_s), and its transition (A_s; zero where truncated).
-  GdnForwardConfig ends = c;
-  ends.initialState = false;
-  ends.stateOnly = ends.windowed = true;
-  GdnForwardConfig transition = ends;
-  transition.stateOnly = false;
-  transition.transition = true;
-  HostTensor endRows = zeros({S * HV * K, V}), transitionRows = zeros({S * HV * K, K});
+  // How many of each segment's last chunks its end run and its transition run take (a warm-up window,
+  // the whole segment, none).
+  HostTensor endRuns = zeros({S * HV}), transitionRuns = zeros({S * HV});
+  buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &endRuns, &transitionRuns}, {HV, N, most});
+  // Each segment's end from zero over its run (E_s), and its transition (A_s; zero where truncated):
+  // gdn_chunk_forward's runs made by qla-context-split (their initial-state tensor is only read for
+  // the states' places, so any tensor of that shape serves).
+  GdnForwardConfig ends = c, transition = c;
+  ends.splitRun = 1;
+  transition.splitRun = 2;
+  HostTensor endRows = zeros({S * HV * K, V}), transitionRows = zeros({S * HV * K, K}), unread = zeros({S * HV * K, V});
   const std::array<int64_t, 3> stateGrid{HV * (V / c.BV), S, 1};
-  buildGdnChunkForward(ends)->interpret({&segCu, &endStarts, &q, &k, &v, &gcum, &a, &aqk, &o, &endRows}, stateGrid);
+  buildGdnChunkForward(ends)->interpret({&segCu, &q, &k, &v, &gcum, &a, &aqk, &o, &unread, &endRows, &endRuns}, stateGrid);
   buildGdnChunkForward(transition)
-      ->interpret({&segCu, &transitionStarts, &q, &k, &v, &gcum, &a, &aqk, &o, &transitionRows}, stateGrid);
+      ->interpret({&segCu, &q, &k, &v, &gcum, &a, &aqk, &o, &unread, &transitionRows, &transitionRuns}, stateGrid);
   // The correction: each sequence's first segment from its initial state, then S_{s+1} = A_s·S_s + E_s.
   HostTensor initial{{N * HV * K, V}, p.useInitialState ? in.initialState.data : std::vector<double>(N * HV * square, 0.0)};
   HostTensor starts = zeros({S * HV * K, V});

@@ -51,15 +51,11 @@ struct GdnForwardConfig {
   // gdn_chunk_forward in its state-only form (Kernel::dropLoopOutputs: no o): the segment-end and
   // transition runs of the context split (docs/context-split.md).
   bool stateOnly = false;
-  // gdn_chunk_forward as the context split's transition run: state-only, from the identity (Hᵀ = I,
-  // which needs K = V) with v taken as zero (not read), so the final state is the sequence's (or
-  // segment's) transition matrix. The initial_state setting must be off.
-  bool transition = false;
-  // gdn_chunk_forward in the split's state and transition runs: each (segment, value head) block starts
-  // at its own token, run_start[segment · HV + head] (gdn_split_windows: a warm-up window, the whole
-  // segment, or none), instead of at the segment's first; a transition run that runs no chunk leaves a
-  // zero transition (its segment's end needs no correction).
-  bool windowed = false;
+  // gdn_chunk_forward as one run of the context split, made by qla-context-split from its scan
+  // (docs/context-split.md): 1 the segment ends (from a zero state), 2 the transitions (from the
+  // identity, v taken as zero; K = V). Both keep only the final state and take `run_chunks` (how many
+  // of a block's last chunks run, per state: gdn_split_windows). Needs initial and final state.
+  int64_t splitRun = 0;
   // gdn_cumsum also writes each chunk's summed log-gate, chunk_totals[(head · S + segment) · Z + chunk]
   // for S sequences (segments) and Z chunk slots each (the grid's z), for gdn_split_windows.
   bool chunkTotals = false;

@@ -43,7 +43,6 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, int64_t
   GdnForwardConfig c = forwardConfigFor(p);
   c.stages = stages;
   c.stateOnly = run == ForwardRun::stateOnly;
-  c.transition = run == ForwardRun::transition;
   GdnForwardKernels kernels = buildGdnForward(c);
   const int64_t T = p.B * p.T, N = p.numSequences(), C = GdnForwardConfig::kChunk;
   HostTensor cu{{N + 1}, {}};

@@ -11,10 +11,9 @@ GdnForwardConfig forwardConfigFor(const GdnProblem &problem);
 
 /// Packs the inputs (q, k, v rounded to bf16), runs gdn_cumsum, gdn_chunk_inverse and
 /// gdn_chunk_forward on the interpreter and unpacks o and the final state.
-/// Which form of gdn_chunk_forward runs: the whole forward; its state-only form (Kernel::dropLoopOutputs:
-/// the final state only, o stays zero); or the context split's transition run (state-only, from the
-/// identity with v taken as zero; the problem must not use an initial state).
-enum class ForwardRun { full, stateOnly, transition };
+/// Which form of gdn_chunk_forward runs: the whole forward, or its state-only form
+/// (Kernel::dropLoopOutputs: the final state only, o stays zero).
+enum class ForwardRun { full, stateOnly };
 
 /// `stages` >= 2 builds gdn_chunk_forward with pipelined, unbounded copies (GdnForwardConfig::stages).
 GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs, int64_t stages = 1,

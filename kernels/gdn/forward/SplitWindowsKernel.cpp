@@ -1,5 +1,5 @@
-// gdn_split_windows: where each segment's end run and transition run start in a context-split batch
-// (docs/context-split.md). Per (value head, sequence, segment of the sequence), from the chunks'
+// gdn_split_windows: how many of each segment's last chunks its end run and its transition run take in
+// a context-split batch (docs/context-split.md; the runs are gdn_chunk_forward with split_run = 1, 2). Per (value head, sequence, segment of the sequence), from the chunks'
 // summed log-gates (gdn_cumsum's chunk_totals):
 //   the last segment of a sequence: neither run (nothing reads its end or its transition);
 //   otherwise the shortest window of its last chunks whose summed log-gate is at most the threshold
@@ -7,8 +7,8 @@
 //   end from zero over the window): the end run starts there and the transition run runs no chunk
 //   (a zero transition); when the whole segment does not reach the threshold (a head that barely decays,
 //   or the threshold −inf of the exact mode), the end run and the transition run cover the whole segment.
-// Grid (HV, sequences, most segments of a sequence); run starts are token offsets, as i64 at
-// [segment · HV + head].
+// Grid (HV, sequences, most segments of a sequence); chunk counts as i64 at [segment · HV + head] (the
+// runs' state index).
 #include "gdn/forward/GdnForward.h"
 
 namespace qla::gdn {
@@ -29,8 +29,8 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitWindows(const GdnForwardConfig &c) {
   auto segCu = k->tensor("segment_cu_seqlens", {-1}, DType::i64);  // [segments + 1]
   auto totals = k->tensor("chunk_totals", {-1, 1}, DType::f32);    // [HV · segments · Z, 1]
   auto threshold = k->tensor("log_gate_threshold", {1}, DType::f32);
-  auto endStarts = k->tensor("end_starts", {-1}, DType::i64);      // [segments · HV]
-  auto transitionStarts = k->tensor("transition_starts", {-1}, DType::i64);
+  auto endRuns = k->tensor("end_run_chunks", {-1}, DType::i64);    // [segments · HV]
+  auto transitionRuns = k->tensor("transition_run_chunks", {-1}, DType::i64);
   k->threads(128);
   k->grid(c.HV, -1, -1);
   Index hv = k->blockId(0), n = k->blockId(1), w = k->blockId(2);
@@ -69,17 +69,16 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitWindows(const GdnForwardConfig &c) {
                         [](const Scalars &e) { return e[0] + e[1]; })};
   });
   Tile aboveCount = counted[1];
-  auto start = [&](bool transition) {
+  // `chunks` is 0 for a sequence's last segment: neither run takes a chunk there.
+  auto runChunks = [&](bool transition) {
     return k->map({aboveCount}, DType::i64, [&, transition](const Scalars &e) {
-      Scalar cnt = e[0].to(DType::i32), exact = cnt >= k->scalar(chunks);
-      Scalar first = k->scalar(segStart), end = k->scalar(segEnd);
-      Scalar truncated = transition ? end : end - (cnt + 1) * int(C);
-      return select(k->scalar(notLast) > 0, select(exact, first, truncated), end).to(DType::i64);
+      Scalar cnt = e[0].to(DType::i32), all = k->scalar(chunks);
+      return select(cnt >= all, all, transition ? Scalar(0) : cnt + 1).to(DType::i64);
     });
   };
   Index row = s * c.HV + hv, bound = valid * (segments * c.HV);
-  k->store(start(false), endStarts, {row}, {bound});
-  k->store(start(true), transitionStarts, {row}, {bound});
+  k->store(runChunks(false), endRuns, {row}, {bound});
+  k->store(runChunks(true), transitionRuns, {row}, {bound});
   return k;
 }
 

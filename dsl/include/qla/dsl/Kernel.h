@@ -206,6 +206,12 @@ public:
   /// for i in [lb, ub) step `step`, carrying `carried`; with stages >= 2 its copies are pipelined.
   Tiles loop(Index lb, Index ub, Index step, int64_t stages, Tiles carried,
              const std::function<Tiles(Index, const Tiles &)> &body, Loc loc = Loc::current());
+  /// A loop that carries one state through an affine map, H ↦ M_c·H + U_c (a gated linear recurrence),
+  /// declared so that qla-context-split can cut it into segments: `inputTerms` names the tensors whose
+  /// reads make up U_c. The initial state should be loaded from a tensor (its place there is what the
+  /// transition run's identity takes).
+  Tile scan(Index lb, Index ub, int64_t stages, const Tile &state, std::vector<std::string> inputTerms,
+            const std::function<Tile(Index, const Tile &)> &body, Loc loc = Loc::current());
 
   /// The kernel's tile IR, as text.
   std::string ir() const;
@@ -215,6 +221,11 @@ public:
   /// go, with everything that only fed them (qla-drop-loop-outputs; the segment kernel of a context
   /// split, docs/context-split.md). Throws qla::Error if the pass fails.
   void dropLoopOutputs();
+  /// One run of the context split (qla-context-split, docs/context-split.md), in place, over the kernel's
+  /// scan: "ends" (from a zero state) or "transition" (from the identity, the input terms zero); both
+  /// keep only the final state and take a new tensor `run_chunks` (i64, one entry per state of the
+  /// initial-state tensor) giving how many of the last iterations to run. Throws qla::Error if it fails.
+  void contextSplitRun(const std::string &form);
   /// Runs the compiler pipeline and NVPTX; throws qla::Error with the DSL line on failure.
   CompiledPtx compile(const CompileOptions &options = {}) const;
   /// Runs the tile program on the CPU (one argument per tensor, in declaration order); throws

@@ -393,5 +393,22 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                                 "from 1 to 15";
     return success();
   }
+  if (name == kScanAttr) {
+    auto inputs = dyn_cast<ArrayAttr>(attr.getValue());
+    auto loop = dyn_cast<ForOp>(op);
+    if (!loop || loop.getInitArgs().size() != 1 || !inputs ||
+        !llvm::all_of(inputs, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError() << "'" << name
+                             << "' must be an array of tensor names on a qla.for that carries one tile";
+    auto kernel = op->getParentOfType<func::FuncOp>();
+    for (auto input : inputs.getAsRange<StringAttr>()) {
+      bool found = false;
+      for (unsigned i = 0; kernel && i < kernel.getNumArguments(); ++i)
+        found |= kernel.getArgAttrOfType<StringAttr>(i, "qla.name") == input;
+      if (!found)
+        return op->emitError() << "scan input '" << input.getValue() << "' is not a tensor of the kernel";
+    }
+    return success();
+  }
   return op->emitError() << "unknown qla attribute '" << name << "'";
 }

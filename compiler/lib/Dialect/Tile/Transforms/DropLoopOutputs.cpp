@@ -1,5 +1,6 @@
 // qla-drop-loop-outputs: the state-only form of a kernel (see Passes.td).
 #include "qla/Dialect/Tile/IR/QlaDialect.h"
+#include "qla/Dialect/Tile/Transforms/LoopOutputs.h"
 #include "qla/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Transforms/RegionUtils.h"
@@ -12,12 +13,9 @@ namespace qla {
 using namespace mlir;
 using namespace qla;
 
-namespace {
-
-struct DropLoopOutputsPass : qla::impl::QlaDropLoopOutputsBase<DropLoopOutputsPass> {
-  void runOnOperation() override {
+void qla::dropLoopOutputs(ModuleOp module) {
     SmallVector<StoreOp> outputs;
-    getOperation().walk([&](StoreOp store) {
+    module.walk([&](StoreOp store) {
       for (auto loop = store->getParentOfType<ForOp>(); loop; loop = loop->getParentOfType<ForOp>())
         if (!loop.getInitArgs().empty()) {
           outputs.push_back(store);
@@ -29,7 +27,7 @@ struct DropLoopOutputsPass : qla::impl::QlaDropLoopOutputsBase<DropLoopOutputsPa
     // Ops that only fed the stores, innermost first, until none is left.
     for (bool changed = true; changed;) {
       SmallVector<Operation *> dead;
-      getOperation().walk<WalkOrder::PostOrder>([&](Operation *op) {
+      module.walk<WalkOrder::PostOrder>([&](Operation *op) {
         if (isOpTriviallyDead(op))
           dead.push_back(op);
       });
@@ -37,7 +35,12 @@ struct DropLoopOutputsPass : qla::impl::QlaDropLoopOutputsBase<DropLoopOutputsPa
       for (Operation *op : dead)
         op->erase();
     }
-  }
+}
+
+namespace {
+
+struct DropLoopOutputsPass : qla::impl::QlaDropLoopOutputsBase<DropLoopOutputsPass> {
+  void runOnOperation() override { dropLoopOutputs(getOperation()); }
 };
 
 } // namespace

@@ -28,6 +28,10 @@ def Qla_Dialect : Dialect {
     /// the name of the role that runs it.
     static constexpr llvm::StringLiteral kRolesAttr = "qla.roles";
     static constexpr llvm::StringLiteral kRoleAttr = "qla.role";
+    /// On a qla.for carrying one tile: the loop is a scan, a state carried through chunks by an
+    /// affine map (H ↦ M_c·H + U_c); the array names the kernel's tensors whose reads are the input
+    /// terms U_c (zero in the transition run of qla-context-split).
+    static constexpr llvm::StringLiteral kScanAttr = "qla.scan";
     /// On the module after lowering: each kernel's parameters and launch shape.
     static constexpr llvm::StringLiteral kAbiAttr = "qla.abi";
   private:

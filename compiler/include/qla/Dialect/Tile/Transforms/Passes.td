@@ -36,6 +36,28 @@ def QlaDropLoopOutputs : Pass<"qla-drop-loop-outputs", "::mlir::ModuleOp"> {
   }];
 }
 
+def QlaContextSplit : Pass<"qla-context-split", "::mlir::ModuleOp"> {
+  let summary = "One run of a context split, made from the kernel's qla.scan loop";
+  let description = [{
+    The kernel's loop marked `qla.scan` (one carried state, H ↦ M_c·H + U_c) becomes one of the
+    runs of a context split (docs/context-split.md), generically:
+    - both forms take a new tensor `run_chunks` (i64, last argument), indexed by the state's index in
+      the initial-state tensor (the scan's initial copy's row offset over the rows one state spans),
+      and run only that many of the loop's last iterations (a warm-up window, the whole segment, or
+      none); the stores inside the loop go with everything that only fed them (as
+      qla-drop-loop-outputs), so what remains is the state's update and the final state's store;
+    - `form=ends`: from a zero state: the segment's end from zero, E;
+    - `form=transition`: from the identity at the state tile's place (zero when no iteration runs),
+      with every read of the scan's input-term tensors taken as zero (a gemm with such an operand
+      becomes its accumulator): the segment's transition matrix, M (needs a square state).
+    The scan's initial state must come from a qla.copy of a tensor. Not part of the default pipeline.
+  }];
+  let options = [
+    Option<"form", "form", "std::string", /*default=*/"\"ends\"", "which run: 'ends' or 'transition'">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def QlaAssignRoles : Pass<"qla-assign-roles", "::mlir::ModuleOp"> {
   let summary = "Give every op of a warp-specialized kernel (qla.roles) the role that runs it";
   let description = [{

@@ -1,0 +1,136 @@
+// qla-context-split: one run of a context split, made from a kernel's scan (see Passes.td and
+// docs/context-split.md).
+#include "qla/Dialect/Tile/IR/QlaDialect.h"
+#include "qla/Dialect/Tile/Transforms/LoopOutputs.h"
+#include "qla/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace qla {
+#define GEN_PASS_DEF_QLACONTEXTSPLIT
+#include "qla/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace qla
+
+using namespace mlir;
+using namespace qla;
+
+namespace {
+
+/// The transition run's initial state: the identity at the tile's place in the initial-state tensor
+/// (its rows there are one state's, from the copy's row offset), zero when the run has no iteration.
+Value identityState(OpBuilder &b, CopyOp init, Value runs) {
+  Location loc = init.getLoc();
+  auto type = cast<TileType>(init.getType());
+  MLIRContext *ctx = b.getContext();
+  auto ints = TileType::get(type.getShape(), b.getI32Type(), MemorySpace::frag);
+  Value rows = b.create<IotaOp>(loc, ints, b.getI64IntegerAttr(0));
+  Value cols = b.create<IotaOp>(loc, ints, b.getI64IntegerAttr(1));
+  Value column = b.create<arith::IndexCastOp>(loc, b.getI32Type(), init.getOffsets()[1]);
+  auto map = b.create<MapOp>(loc, TileType::get(type.getShape(), type.getElementType(), MemorySpace::frag),
+                             ValueRange{rows, cols});
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&map.getBody(), {}, {b.getI32Type(), b.getI32Type()}, {loc, loc});
+  // Element (i, j) is tensor element (row0 + i, col0 + j), or (row0 + j, col0 + i) transposed: on the
+  // diagonal when its row within the state equals its column.
+  Value i = body->getArgument(0), j = body->getArgument(1);
+  Value stateRow = init.getTranspose() ? j : i, within = init.getTranspose() ? i : j;
+  Value col = b.create<arith::AddIOp>(loc, column, within);
+  Value diagonal = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, stateRow, col);
+  Value one = b.create<arith::AndIOp>(loc, diagonal, runs);
+  Type elt = type.getElementType();
+  Value r = b.create<arith::SelectOp>(loc, one, b.create<arith::ConstantOp>(loc, b.getFloatAttr(elt, 1.0)),
+                                      b.create<arith::ConstantOp>(loc, b.getFloatAttr(elt, 0.0)));
+  b.create<YieldOp>(loc, ValueRange{r});
+  (void)ctx;
+  return map.getResult();
+}
+
+struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (form != "ends" && form != "transition") {
+      getOperation().emitError() << "qla-context-split: form must be 'ends' or 'transition', got '" << form << "'";
+      return signalPassFailure();
+    }
+    for (auto kernel : getOperation().getOps<func::FuncOp>())
+      if (failed(splitKernel(kernel)))
+        return signalPassFailure();
+    dropLoopOutputs(getOperation());
+  }
+
+  LogicalResult splitKernel(func::FuncOp kernel) {
+    SmallVector<ForOp> scans;
+    kernel.walk([&](ForOp loop) {
+      if (loop->hasAttr(QlaDialect::kScanAttr))
+        scans.push_back(loop);
+    });
+    if (scans.empty())
+      return kernel.emitError() << "qla-context-split: kernel '" << kernel.getName() << "' has no qla.scan loop";
+    if (scans.size() > 1)
+      return scans[1].emitError() << "qla-context-split: one qla.scan loop a kernel is supported, this is the second";
+    ForOp loop = scans.front();
+    auto init = loop.getInitArgs()[0].getDefiningOp<CopyOp>();
+    auto state = dyn_cast<TileType>(loop.getInitArgs()[0].getType());
+    if (!init || init.getOffsets().size() != 2 || !state || state.getShape().size() != 2)
+      return loop.emitError() << "qla-context-split: the scan's initial state must be a 2-D tile loaded from a tensor "
+                                 "by qla.copy (its place there gives the state's index and the identity)";
+    // Rows of the initial-state tensor that one state spans: the tile's extent along them.
+    const int64_t stateRows = state.getShape()[init.getTranspose() ? 1 : 0];
+
+    // run_chunks[state index]: how many of the last iterations this run takes.
+    unsigned at = kernel.getNumArguments();
+    Builder attrs(kernel.getContext());
+    auto table = qla::TensorType::get({ShapedType::kDynamic}, attrs.getI64Type());
+    if (failed(kernel.insertArgument(at, table, attrs.getDictionaryAttr({}), kernel.getLoc())))
+      return failure();
+    kernel.setArgAttr(at, "qla.name", attrs.getStringAttr("run_chunks"));
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    Value key = b.create<arith::DivSIOp>(loc, init.getOffsets()[0], b.create<arith::ConstantIndexOp>(loc, stateRows));
+    Value runs = b.create<LoadOp>(loc, b.getIndexType(), kernel.getArgument(at), ValueRange{key});
+    Value first = b.create<arith::SubIOp>(loc, loop.getUpperBound(), runs);
+    Value lb = b.create<arith::MaxSIOp>(loc, loop.getLowerBound(), first);
+    loop.getLowerBoundMutable().assign(lb);
+
+    if (form == "ends") {
+      Type elt = state.getElementType();
+      Value zero = b.create<FillOp>(loc, TileType::get(state.getShape(), elt, MemorySpace::frag),
+                                    cast<TypedAttr>(b.getFloatAttr(elt, 0.0)));
+      loop.getInitArgsMutable()[0].assign(zero);
+      return success();
+    }
+    Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, lb, loop.getUpperBound());
+    loop.getInitArgsMutable()[0].assign(identityState(b, init, any));
+    return zeroInputTerms(kernel, loop);
+  }
+
+  /// The input terms read as zero: a gemm with a zero operand adds nothing to its accumulator.
+  LogicalResult zeroInputTerms(func::FuncOp kernel, ForOp loop) {
+    llvm::SmallPtrSet<Value, 4> inputs;
+    for (auto name : loop->getAttrOfType<ArrayAttr>(QlaDialect::kScanAttr).getAsRange<StringAttr>())
+      for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+        if (kernel.getArgAttrOfType<StringAttr>(i, "qla.name") == name)
+          inputs.insert(kernel.getArgument(i));
+    SmallVector<CopyOp> reads;
+    loop.walk([&](CopyOp copy) {
+      if (inputs.contains(copy.getSource()))
+        reads.push_back(copy);
+    });
+    for (CopyOp copy : reads) {
+      for (Operation *user : llvm::make_early_inc_range(copy->getUsers())) {
+        auto gemm = dyn_cast<GemmOp>(user);
+        if (!gemm || gemm.getAcc() == copy.getResult())
+          return user->emitError() << "qla-context-split: a scan input term may only be a gemm's A or B operand "
+                                      "(so that zero makes the gemm its accumulator)";
+        gemm.getResult().replaceAllUsesWith(gemm.getAcc());
+        gemm.erase();
+      }
+      copy.erase();
+    }
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,72 @@
+// RUN: qla-opt %s -qla-context-split=form=ends | FileCheck %s --check-prefix=ENDS
+// RUN: qla-opt %s -qla-context-split=form=transition | FileCheck %s --check-prefix=TRANS
+// RUN: not qla-opt %s -qla-context-split=form=diagonal 2>&1 | FileCheck %s --check-prefix=BADFORM
+// BADFORM: error: qla-context-split: form must be 'ends' or 'transition', got 'diagonal'
+
+// A scan carrying a transposed state Hᵀ (64x64) of head %h from %S; %V is its input term (U_c = Vᵀ·A),
+// %O an output written each iteration.
+// Both runs: a new tensor run_chunks, read at the state's index (row offset / 64 rows a state), the loop
+// starting that many iterations before its end; the output store and what only fed it are gone.
+// ENDS-LABEL: func.func @scan(
+// ENDS-SAME: %[[RUNS:[a-z0-9]+]]: !qla.tensor<?xi64> {qla.name = "run_chunks"})
+// ENDS: %[[KEY:.*]] = arith.divsi %[[ROW:.*]], %c64
+// ENDS: %[[N:.*]] = qla.load %[[RUNS]][%[[KEY]]]
+// ENDS: %[[FIRST:.*]] = arith.subi %[[UB:.*]], %[[N]]
+// ENDS: %[[LB:.*]] = arith.maxsi %c0, %[[FIRST]]
+// ENDS: %[[ZERO:.*]] = qla.fill 0.000000e+00 : f32 : !qla.tile<64x64xf32, frag>
+// ENDS: qla.for %[[LB]] to %[[UB]] step %c1 iter_args(%[[ZERO]] :
+// ENDS-NOT: qla.store {{.*}} %arg2
+// ENDS: qla.copy %arg1
+// ENDS: qla.yield
+// ENDS: qla.store {{.*}}, %arg4
+// ENDS-NOT: qla.copy %arg3
+
+// The transition run: the identity at the tile's place (column offset %col: element (i, j) of Hᵀ is
+// state element (j, col + i)), zero when no iteration runs; the gemm reading the input term %V is its
+// accumulator (no copy of %V is left).
+// TRANS-LABEL: func.func @scan(
+// TRANS: %[[LB:.*]] = arith.maxsi
+// TRANS: %[[ANY:.*]] = arith.cmpi slt, %[[LB]], %[[UB:.*]] : index
+// TRANS: %[[R:.*]] = qla.iota 0
+// TRANS: %[[C:.*]] = qla.iota 1
+// TRANS: %[[COL:.*]] = arith.index_cast %{{.*}} : index to i32
+// TRANS: %[[I:.*]] = qla.map %[[R]], %[[C]]
+// TRANS: ^bb0(%[[E0:.*]]: i32, %[[E1:.*]]: i32):
+// TRANS: %[[G:.*]] = arith.addi %[[COL]], %[[E0]] : i32
+// TRANS: %[[D:.*]] = arith.cmpi eq, %[[E1]], %[[G]] : i32
+// TRANS: arith.andi %[[D]], %[[ANY]] : i1
+// TRANS: qla.for %[[LB]] to %[[UB]] step %c1 iter_args(%[[I]] :
+// TRANS-NOT: qla.copy %arg2
+// TRANS: qla.gemm
+// TRANS-NOT: qla.copy %arg2
+// TRANS: qla.yield
+!acc = !qla.tile<64x64xf32, frag>
+!sm = !qla.tile<64x64xbf16, smem>
+func.func @scan(%A: !qla.tensor<4096x64xbf16>, %K: !qla.tensor<4096x64xbf16>, %V: !qla.tensor<4096x64xbf16> {qla.name = "v"},
+                %O: !qla.tensor<4096x64xf32>, %S: !qla.tensor<256x64xf32>, %h: index, %col: index, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %row = arith.muli %h, %c64 : index
+  %h0 = qla.copy %S[%row, %col] {transpose} : !qla.tensor<256x64xf32> -> !acc
+  %hN = qla.for %c0 to %n step %c1 iter_args(%h0 : !acc) -> !acc {
+  ^bb0(%i: index, %st: !acc):
+    %t0 = arith.muli %i, %c64 : index
+    %k = qla.copy %K[%t0, %c0] : !qla.tensor<4096x64xbf16> -> !sm
+    %a = qla.copy %A[%t0, %c0] : !qla.tensor<4096x64xbf16> -> !sm
+    %v = qla.copy %V[%t0, %c0] : !qla.tensor<4096x64xbf16> -> !sm
+    %zero = qla.fill 0.0 : f32 : !acc
+    %u = qla.gemm %v, %a, %zero {transpose_a, transpose_b} : !sm, !sm, !acc -> !acc
+    %x = qla.gemm %k, %k, %st {transpose_b} : !sm, !sm, !acc -> !acc
+    %next = qla.map %x, %u : !acc, !acc -> !acc {
+    ^bb0(%e: f32, %f: f32):
+      %s = arith.addf %e, %f : f32
+      qla.yield %s : f32
+    }
+    qla.store %next, %O[%t0, %c0] : !acc, !qla.tensor<4096x64xf32>
+    qla.yield %next : !acc
+  } {qla.scan = ["v"]}
+  qla.store %hN, %S[%row, %col] : !acc, !qla.tensor<256x64xf32>
+  return
+}
