@@ -2,6 +2,8 @@
 // argument is validated with a message naming it, and the offsets kernel is right on the interpreter.
 #include "gdn/api/ChunkForwardJit.h"
 #include "gdn/api/SplitPlan.h"
+#include "gdn/forward/GdnForward.h"
+#include "qla/runtime/Json.h"
 #include "qla/runtime/Error.h"
 
 #include <catch2/catch_test_macros.hpp>
@@ -228,9 +230,25 @@ TEST_CASE("ChunkForward plans the context split only with the split kernels, and
           "[gdn][api][split]") {
   qla::gdn::ChunkForwardShape shape{16, 32, 128, 128, 64, false, true, true, false};
   qla::gdn::ChunkForwardImages plain, withSplit;
-  for (std::string &cubin : withSplit.splitCubins)
-    cubin = "not loaded before a launch";
+  // The split kernels as pack_gdn.sh builds them (their manifests: the tensors runSplit passes are checked
+  // when ChunkForward is made); no cubins needed before a launch.
+  const std::string set = "H=16,HV=32,K=128,V=128,BV=64,initial_state=1,final_state=1";
+  auto config = [&](const std::string &extra) { return qla::gdn::parseGdnForwardConfig(set + extra); };
+  std::unique_ptr<qla::dsl::Kernel> kernels[] = {
+      qla::gdn::buildGdnSplitOffsets(config("")),         qla::gdn::buildGdnChunkForward(config(",split_run=1")),
+      qla::gdn::buildGdnChunkForward(config(",split_run=2")), qla::gdn::buildGdnSplitCorrect(config("")),
+      qla::gdn::buildGdnCumsum(config(",chunk_totals=1")), qla::gdn::buildGdnSplitWindows(config(""))};
+  for (size_t i = 0; i < withSplit.splitCubins.size(); ++i) {
+    withSplit.splitManifests[i] = qla::Json::parse(kernels[i]->compile().manifestJson);
+    withSplit.splitCubins[i] = "not loaded before a launch";
+  }
   qla::gdn::ChunkForward whole(plain, shape), split(withSplit, shape);
+  // A stale package (the transition run in the tensors of its old form) is refused by name.
+  qla::gdn::ChunkForwardImages stale = withSplit;
+  stale.splitManifests[2] = qla::Json::parse(qla::gdn::buildGdnChunkForward(config(""))->compile().manifestJson);
+  CHECK_THROWS_WITH(qla::gdn::ChunkForward(stale, shape),
+                    Catch::Matchers::ContainsSubstring("split kernel 'gdn_chunk_forward_transition' takes tensors") &&
+                        Catch::Matchers::ContainsSubstring("rebuild the kernels"));
   split.setSplitPolicy({.sms = 132});
   whole.setSplitPolicy({.sms = 132});
   // (16,32) 1x32768 leaves SMs idle: four segments; 4x8192 fills the GPU: none; without the kernels: none.

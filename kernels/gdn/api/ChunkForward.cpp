@@ -157,6 +157,31 @@ ChunkForwardLayout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, 
 
 } // namespace
 
+/// The split kernels' tensors, in the order runSplit passes them: a package built before a change of
+/// these lists (a stale devpkg) fails here, by name, instead of launching on the wrong buffers.
+static void checkSplitTensors(const ChunkForwardShape &sh, size_t which, const Json &manifest) {
+  const std::vector<std::string> state{"cu_seqlens", "q", "k", "v", "gcum", "a", "aqk", "o",
+                                       "initial_state", "final_state", "run_chunks"};
+  std::vector<std::string> cumsum{"cu_seqlens", sh.gateInKernel ? "a" : "g", "gcum"};
+  if (sh.gateInKernel)
+    cumsum.insert(cumsum.end(), {"b", "A_log", "dt_bias", "beta"});
+  cumsum.push_back("chunk_totals");
+  const std::array<std::vector<std::string>, 6> expected{
+      std::vector<std::string>{"first_segment", "segment_cu_seqlens", "q"}, state, state,
+      {"first_segment", "initial_state", "segment_ends", "transitions", "segment_starts"}, cumsum,
+      {"first_segment", "segment_cu_seqlens", "chunk_totals", "log_gate_threshold", "end_run_chunks",
+       "transition_run_chunks"}};
+  std::vector<std::string> got;
+  for (const Json &p : manifest.at("params").asArray())
+    if (p.at("kind").asString() == "tensor")
+      got.push_back(p.at("name").asString());
+  if (got != expected[which])
+    throw Error(fmt::format("{}: split kernel '{}' takes tensors ({}), expected ({}): rebuild the kernels (pack_gdn.sh "
+                            "SPLIT=1)",
+                            kWho, ChunkForwardImages::kSplitNames[which], fmt::join(got, ", "),
+                            fmt::join(expected[which], ", ")));
+}
+
 int64_t pickForwardTile(int64_t narrow, int64_t wide, int64_t sequences, int64_t HV, int64_t V, int64_t sms) {
   if (wide <= 0)
     return narrow;
@@ -178,6 +203,9 @@ ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
                               "the narrow BV = {} that divides V = {}",
                               kWho, wideBV_, config, shape_.BV, shape_.V));
   }
+  if (images_.hasSplit())
+    for (size_t i = 0; i < images_.splitManifests.size(); ++i)
+      checkSplitTensors(shape_, i, images_.splitManifests[i]);
 }
 
 int64_t ChunkForward::forwardTile(int64_t sequences) const {
