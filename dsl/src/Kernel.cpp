@@ -345,6 +345,15 @@ Tile Kernel::scan(Index lb, Index ub, int64_t stages, const Tile &state, std::ve
   return out[0];
 }
 
+Scalar Kernel::scanDecay(const Scalar &logDecay, Loc loc) {
+  Operation *op = logDecay.value_ ? val(logDecay.value_).getDefiningOp() : nullptr;
+  if (!op || op->getNumResults() != 1 || !op->getResult(0).getType().isF32())
+    throw Error(fmt::format("{}: kernel '{}': scanDecay takes an f32 scalar computed in the scan's body", where(loc),
+                            name_));
+  op->setAttr(QlaDialect::kScanDecayAttr, UnitAttr::get(&impl_->ctx));
+  return logDecay;
+}
+
 std::string Kernel::ir() const {
   std::string s;
   llvm::raw_string_ostream os(s);

@@ -192,6 +192,7 @@ TEST_CASE("GDN kernels' register spills: none where there were none, no more tha
       {"gdn_chunk_forward", "H=16,HV=32,split_run=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,split_run=2,initial_state=1,final_state=1", 0},
       {"gdn_cumsum", "H=16,HV=32,chunk_totals=1", 0},
+      {"gdn_chunk_forward", "H=16,HV=32,split_run=3,initial_state=1,final_state=1", 0},
       {"gdn_split_windows", "H=16,HV=32", 0},
       {"gdn_split_correct", "H=16,HV=32", 0},
       {"gdn_split_offsets", "H=16,HV=32", 0},

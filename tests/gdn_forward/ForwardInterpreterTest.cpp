@@ -209,7 +209,7 @@ TEST_CASE("gdn_split_windows: run starts from the chunks' summed log-gates", "[g
   HostTensor totals{{2 * 3 * 4, 1}, std::vector<double>(24, 0.0)};
   for (int s = 0; s < 3; ++s)
     for (int j = 0; j < 4; ++j)
-      totals.data[(1 * 3 + s) * 4 + j] = -6.0;
+      totals.data[(s * 2 + 1) * 4 + j] = -6.0; // rows [segment][head][chunk]
   HostTensor ends{{6}, std::vector<double>(6, -1.0)}, transitions{{6}, std::vector<double>(6, -1.0)};
   buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &ends, &transitions}, {2, 1, 4});
   // Chunks each run takes; rows are segment · HV + head.
@@ -219,6 +219,41 @@ TEST_CASE("gdn_split_windows: run starts from the chunks' summed log-gates", "[g
   buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &ends, &transitions}, {2, 1, 4});
   CHECK(ends.data == std::vector<double>{4, 4, 4, 4, 0, 0});
   CHECK(transitions.data == std::vector<double>{4, 4, 4, 4, 0, 0});
+}
+
+TEST_CASE("the decays run qla-context-split makes from gdn_chunk_forward's scan is gdn_cumsum's chunk-totals table",
+          "[gdn][interpreter][split]") {
+  // Three segments (128, 128, 44 tokens) of one sequence, two heads: the log-decay the scan declares for
+  // each chunk (its last valid gcum), written by the generic decays run, against the totals gdn_cumsum
+  // writes in passing (what the split's GPU path reads).
+  GdnProblem p = problem(1, 300, 1, 2, 64, 64);
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+  GdnForwardConfig c = forwardConfigFor(p);
+  c.initialState = c.finalState = true;
+  const int64_t S = 3, HV = 2, slots = 2, T = 300, C = 64;
+  HostTensor segCu{{S + 1}, {0, 128, 256, 300}}, g{{T, HV}, in.g.data}, gcum{{T, HV}, std::vector<double>(T * HV, 0.0)};
+  HostTensor totals{{S * HV * slots, 1}, std::vector<double>(S * HV * slots, 0.0)};
+  GdnForwardConfig withTotals = c;
+  withTotals.chunkTotals = true;
+  buildGdnCumsum(withTotals)->interpret({&segCu, &g, &gcum, &totals}, {HV, S, slots});
+  auto zeros = [](std::vector<int64_t> shape) {
+    return HostTensor{shape, std::vector<double>(shape[0] * (shape.size() > 1 ? shape[1] : 1), 0.0)};
+  };
+  HostTensor q = zeros({T, 64}), k = zeros({T, 64}), v = zeros({T, HV * 64}), a = zeros({T, HV * C}),
+             aqk = zeros({T, HV * C}), o = zeros({T, HV * 64}), states = zeros({S * HV * 64, 64}),
+             finals = zeros({S * HV * 64, 64}), decays = zeros({S * HV * slots});
+  GdnForwardConfig decaysRun = c;
+  decaysRun.splitRun = 3;
+  buildGdnChunkForward(decaysRun)
+      ->interpret({&segCu, &q, &k, &v, &gcum, &a, &aqk, &o, &states, &finals, &decays}, {HV, S, 1});
+  double worst = 0, largest = 0;
+  for (size_t i = 0; i < decays.data.size(); ++i) {
+    worst = std::max(worst, std::abs(decays.data[i] - totals.data[i]));
+    largest = std::max(largest, std::abs(totals.data[i]));
+  }
+  CHECK(largest > 0);
+  CHECK(worst <= 1e-5 * largest);
+  CHECK(finals.data == std::vector<double>(finals.data.size(), 0.0)); // the decays run stores nothing else
 }
 
 TEST_CASE("the exact split refuses what it does not support", "[gdn][split]") {

@@ -90,7 +90,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       k->inRole("output", [&] { gRowOut = gateRow(); });
     else
       gRowOut = gRow;
-    Scalar gLast = k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv});
+    // The chunk's summed log-gate: how fast the state's past fades (declared for the context split).
+    Scalar gLast = k->scanDecay(k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv}));
     Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, bounded({eos, c.H * K}), c.l2normQK);
     Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, bounded({eos, c.H * K}), c.l2normQK);
     Tile ag = k->copy(aIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
@@ -154,7 +155,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   if (c.stateOnly)
     k->dropLoopOutputs();
   if (c.splitRun)
-    k->contextSplitRun(c.splitRun == 1 ? "ends" : "transition");
+    k->contextSplitRun(c.splitRun == 1 ? "ends" : c.splitRun == 2 ? "transition" : "decays");
   return k;
 }
 

@@ -27,9 +27,9 @@ void GdnForwardConfig::validate() const {
     throw fail(fmt::format("roles = 1 needs stages >= 2 (TMA loads by the producer), BV = 64 (one state warpgroup) "
                            "and l2norm = 0, got stages = {}, BV = {}, l2norm = {}",
                            stages, BV, l2normQK ? 1 : 0));
-  if (splitRun < 0 || splitRun > 2)
+  if (splitRun < 0 || splitRun > 3)
     throw fail(fmt::format("split_run = {} is not supported (0: none, 1: the context split's segment ends, 2: its "
-                           "transitions)",
+                           "transitions, 3: the chunks' log-decays)",
                            splitRun));
   if (splitRun && (!initialState || !finalState || stateVFirst || roles || (splitRun == 2 && K != V)))
     throw fail(fmt::format("split_run = {} needs initial_state = 1, final_state = 1, states [K][V] (state_v_first = "

@@ -48,10 +48,11 @@ std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c) {
       k->store(beta, *betaOut, {t0, hv}, {eos, c.HV});
     }
     k->store(k->cumsum(g, 0), gcum, {t0, hv}, {eos, c.HV});
-    if (totals) { // rows [head][sequence][chunk slot]; Z slots a sequence (the grid's z)
+    if (totals) { // rows [sequence][head][chunk slot], Z slots a sequence (the grid's z): the table the
+                  // context-split pass's decays run makes from any scan (gdn_chunk_forward split_run = 3)
       Index sequences = k->dim(cu, 0) - 1, slots = k->dim(*totals, 0) / (sequences * c.HV);
       Tile sum = k->broadcast(k->reduce(g, 0, dsl::Reduce::add), {1, 1}, {0});
-      k->store(sum, *totals, {(hv * sequences + n) * slots + chunk, 0});
+      k->store(sum, *totals, {(n * c.HV + hv) * slots + chunk, 0});
     }
     return Tiles{};
   });

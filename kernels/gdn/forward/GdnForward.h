@@ -53,11 +53,13 @@ struct GdnForwardConfig {
   bool stateOnly = false;
   // gdn_chunk_forward as one run of the context split, made by qla-context-split from its scan
   // (docs/context-split.md): 1 the segment ends (from a zero state), 2 the transitions (from the
-  // identity, v taken as zero; K = V). Both keep only the final state and take `run_chunks` (how many
-  // of a block's last chunks run, per state: gdn_split_windows). Needs initial and final state.
+  // identity, v taken as zero; K = V) — both keep only the final state and take `run_chunks` (how many
+  // of a block's last chunks run, per state: gdn_split_windows); 3 the chunks' summed log-gates only
+  // (`decays`, [state][chunk], what gdn_split_windows reads). Needs initial and final state.
   int64_t splitRun = 0;
-  // gdn_cumsum also writes each chunk's summed log-gate, chunk_totals[(head · S + segment) · Z + chunk]
-  // for S sequences (segments) and Z chunk slots each (the grid's z), for gdn_split_windows.
+  // gdn_cumsum also writes each chunk's summed log-gate, chunk_totals[(sequence · HV + head) · Z + chunk]
+  // (Z chunk slots a sequence, the grid's z): the split_run = 3 table, made in passing (the split's
+  // GPU path uses this one: the decays run is a serial loop of loads).
   bool chunkTotals = false;
   static constexpr int64_t kChunk = 64;
 

@@ -1,7 +1,32 @@
 // RUN: qla-opt %s -qla-context-split=form=ends | FileCheck %s --check-prefix=ENDS
 // RUN: qla-opt %s -qla-context-split=form=transition | FileCheck %s --check-prefix=TRANS
+// RUN: qla-opt %s -qla-context-split=form=decays | FileCheck %s --check-prefix=DECAYS
 // RUN: not qla-opt %s -qla-context-split=form=diagonal 2>&1 | FileCheck %s --check-prefix=BADFORM
-// BADFORM: error: qla-context-split: form must be 'ends' or 'transition', got 'diagonal'
+// BADFORM: error: qla-context-split: form must be 'ends', 'transition' or 'decays', got 'diagonal'
+
+// The decays run: the declared log-decay (qla.scan_decay) of each iteration to decays[state · slots + i],
+// slots = the table's length over the states (rows of %S / 64); the state is carried unchanged from
+// zero and nothing else is stored or read.
+// DECAYS-LABEL: func.func @scan(
+// DECAYS-SAME: %[[OUT:[a-z0-9]+]]: !qla.tensor<?xf32> {qla.name = "decays"})
+// DECAYS: %[[KEY:.*]] = arith.divsi %[[ROW:.*]], %c64
+// DECAYS: %[[ROWS:.*]] = qla.dim %arg4, 0
+// DECAYS: %[[STATES:.*]] = arith.divsi %[[ROWS]], %c64
+// DECAYS: %[[LEN:.*]] = qla.dim %[[OUT]], 0
+// DECAYS: %[[SLOTS:.*]] = arith.divsi %[[LEN]], %[[STATES]]
+// DECAYS: %[[BASE:.*]] = arith.muli %[[KEY]], %[[SLOTS]]
+// DECAYS: %[[ZERO:.*]] = qla.fill 0.000000e+00
+// DECAYS: qla.for {{.*}} iter_args(%[[ZERO]] :
+// DECAYS-NEXT: ^bb0(%[[I:.*]]: index, %[[ST:.*]]: !qla.tile<64x64xf32, frag>):
+// DECAYS-NOT: qla.copy
+// DECAYS: %[[D:.*]] = qla.load %arg5[%{{.*}}] {qla.scan_decay}
+// DECAYS: %[[AT:.*]] = arith.addi %[[BASE]], %[[I]]
+// DECAYS: %[[T:.*]] = qla.map
+// DECAYS: qla.yield %[[D]] : f32
+// DECAYS: qla.store %[[T]], %[[OUT]][%[[AT]]]
+// DECAYS-NEXT: qla.yield %[[ST]]
+// DECAYS-NOT: qla.store
+// DECAYS: return
 
 // A scan carrying a transposed state Hᵀ (64x64) of head %h from %S; %V is its input term (U_c = Vᵀ·A),
 // %O an output written each iteration.
@@ -43,7 +68,8 @@
 !acc = !qla.tile<64x64xf32, frag>
 !sm = !qla.tile<64x64xbf16, smem>
 func.func @scan(%A: !qla.tensor<4096x64xbf16>, %K: !qla.tensor<4096x64xbf16>, %V: !qla.tensor<4096x64xbf16> {qla.name = "v"},
-                %O: !qla.tensor<4096x64xf32>, %S: !qla.tensor<256x64xf32>, %h: index, %col: index, %n: index)
+                %O: !qla.tensor<4096x64xf32>, %S: !qla.tensor<256x64xf32>, %G: !qla.tensor<4096xf32>,
+                %h: index, %col: index, %n: index)
     attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -53,6 +79,7 @@ func.func @scan(%A: !qla.tensor<4096x64xbf16>, %K: !qla.tensor<4096x64xbf16>, %V
   %hN = qla.for %c0 to %n step %c1 iter_args(%h0 : !acc) -> !acc {
   ^bb0(%i: index, %st: !acc):
     %t0 = arith.muli %i, %c64 : index
+    %d = qla.load %G[%t0] {qla.scan_decay} : !qla.tensor<4096xf32> -> f32
     %k = qla.copy %K[%t0, %c0] : !qla.tensor<4096x64xbf16> -> !sm
     %a = qla.copy %A[%t0, %c0] : !qla.tensor<4096x64xbf16> -> !sm
     %v = qla.copy %V[%t0, %c0] : !qla.tensor<4096x64xbf16> -> !sm

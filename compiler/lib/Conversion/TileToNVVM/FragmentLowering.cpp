@@ -123,7 +123,7 @@ struct MapLowering : OpConversionPattern<MapOp> {
         map.map(arg, element(rw, loc, in, e));
       for (Operation &inner : body.without_terminator())
         rw.clone(inner, map);
-      results.push_back(map.lookup(cast<YieldOp>(body.getTerminator()).getValues()[0]));
+      results.push_back(map.lookupOrDefault(cast<YieldOp>(body.getTerminator()).getValues()[0])); // or captured
     }
     pairNarrowings(rw, loc, results);
     Value vec = emptyVector(rw, loc, vt);

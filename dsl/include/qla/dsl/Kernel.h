@@ -213,6 +213,10 @@ public:
   Tile scan(Index lb, Index ub, int64_t stages, const Tile &state, std::vector<std::string> inputTerms,
             const std::function<Tile(Index, const Tile &)> &body, Loc loc = Loc::current());
 
+  /// Inside a scan's body: declares `logDecay` (a computed f32 scalar, ≤ 0) as the iteration's summed
+  /// log-decay — how fast the state's past fades (the truncated context split's windows). Returns it.
+  Scalar scanDecay(const Scalar &logDecay, Loc loc = Loc::current());
+
   /// The kernel's tile IR, as text.
   std::string ir() const;
   /// Structural hash of the tile IR (value names and source locations do not change it).
@@ -224,7 +228,9 @@ public:
   /// One run of the context split (qla-context-split, docs/context-split.md), in place, over the kernel's
   /// scan: "ends" (from a zero state) or "transition" (from the identity, the input terms zero); both
   /// keep only the final state and take a new tensor `run_chunks` (i64, one entry per state of the
-  /// initial-state tensor) giving how many of the last iterations to run. Throws qla::Error if it fails.
+  /// initial-state tensor) giving how many of the last iterations to run; "decays" writes each
+  /// iteration's declared log-decay (scanDecay) to a new tensor `decays` ([state][iteration], f32) and
+  /// nothing else. Throws qla::Error if it fails.
   void contextSplitRun(const std::string &form);
   /// Runs the compiler pipeline and NVPTX; throws qla::Error with the DSL line on failure.
   CompiledPtx compile(const CompileOptions &options = {}) const;

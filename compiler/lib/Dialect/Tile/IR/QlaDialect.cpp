@@ -410,5 +410,12 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     }
     return success();
   }
+  if (name == kScanDecayAttr) {
+    // (Inside the scan's loop when declared — qla-context-split checks that; lowering passes rebuild the
+    // loop and do not keep qla.scan.)
+    if (!isa<UnitAttr>(attr.getValue()) || op->getNumResults() != 1 || !op->getResult(0).getType().isF32())
+      return op->emitError() << "'" << name << "' marks an op with one f32 result";
+    return success();
+  }
   return op->emitError() << "unknown qla attribute '" << name << "'";
 }

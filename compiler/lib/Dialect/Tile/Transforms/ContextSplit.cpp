@@ -50,14 +50,18 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (form != "ends" && form != "transition") {
-      getOperation().emitError() << "qla-context-split: form must be 'ends' or 'transition', got '" << form << "'";
+    if (form != "ends" && form != "transition" && form != "decays") {
+      getOperation().emitError() << "qla-context-split: form must be 'ends', 'transition' or 'decays', got '" << form
+                                 << "'";
       return signalPassFailure();
     }
     for (auto kernel : getOperation().getOps<func::FuncOp>())
       if (failed(splitKernel(kernel)))
         return signalPassFailure();
-    dropLoopOutputs(getOperation());
+    if (form == "decays")
+      eraseDeadOps(getOperation());
+    else
+      dropLoopOutputs(getOperation());
   }
 
   LogicalResult splitKernel(func::FuncOp kernel) {
@@ -78,6 +82,8 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
                                  "by qla.copy (its place there gives the state's index and the identity)";
     // Rows of the initial-state tensor that one state spans: the tile's extent along them.
     const int64_t stateRows = state.getShape()[init.getTranspose() ? 1 : 0];
+    if (form == "decays")
+      return writeDecays(kernel, loop, init, stateRows);
 
     // run_chunks[state index]: how many of the last iterations this run takes.
     unsigned at = kernel.getNumArguments();
@@ -105,6 +111,65 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
     loop.getInitArgsMutable()[0].assign(identityState(b, init, any));
     return zeroInputTerms(kernel, loop);
   }
+
+  /// The decays run: each iteration's declared log-decay to decays[state · slots + iteration] (slots =
+  /// the table's length over the number of states); the state is no longer updated, nothing else is stored.
+  LogicalResult writeDecays(func::FuncOp kernel, ForOp loop, CopyOp init, int64_t stateRows) {
+    SmallVector<Operation *> decays;
+    loop.walk([&](Operation *op) {
+      if (op->hasAttr(QlaDialect::kScanDecayAttr))
+        decays.push_back(op);
+    });
+    if (decays.size() != 1)
+      return loop.emitError() << "qla-context-split: form=decays needs the scan to declare one log-decay (qla.scan_decay), "
+                                 "found "
+                              << decays.size();
+    Operation *decay = decays.front();
+    if (decay->getBlock() != loop.getBodyBlock())
+      return decay->emitError() << "qla-context-split: the scan's log-decay must be computed in the loop body itself";
+    unsigned at = kernel.getNumArguments();
+    Builder attrs(kernel.getContext());
+    auto table = qla::TensorType::get({ShapedType::kDynamic}, attrs.getF32Type());
+    if (failed(kernel.insertArgument(at, table, attrs.getDictionaryAttr({}), kernel.getLoc())))
+      return failure();
+    kernel.setArgAttr(at, "qla.name", attrs.getStringAttr("decays"));
+    Value out = kernel.getArgument(at);
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    Value rowsPerState = b.create<arith::ConstantIndexOp>(loc, stateRows);
+    Value key = b.create<arith::DivSIOp>(loc, init.getOffsets()[0], rowsPerState);
+    Value states = b.create<arith::DivSIOp>(loc, b.create<DimOp>(loc, init.getSource(), 0), rowsPerState);
+    Value slots = b.create<arith::DivSIOp>(loc, b.create<DimOp>(loc, out, 0), states);
+    Value base = b.create<arith::MulIOp>(loc, key, slots);
+    // The state is no longer needed: the loop carries its (zero) initial value unchanged.
+    Type elt = state(loop).getElementType();
+    Value zero = b.create<FillOp>(loc, TileType::get(state(loop).getShape(), elt, MemorySpace::frag),
+                                  cast<TypedAttr>(b.getFloatAttr(elt, 0.0)));
+    loop.getInitArgsMutable()[0].assign(zero);
+    loop.getBodyBlock()->getTerminator()->setOperand(0, loop.getRegionIterArgs()[0]);
+    // decays[base + i] = the declared log-decay, as a one-element tile.
+    b.setInsertionPointAfter(decay);
+    Value index = b.create<arith::AddIOp>(loc, base, loop.getInductionVar());
+    auto one = TileType::get({1}, b.getI32Type(), MemorySpace::frag);
+    Value iota = b.create<IotaOp>(loc, one, b.getI64IntegerAttr(0));
+    auto map = b.create<MapOp>(loc, TileType::get({1}, b.getF32Type(), MemorySpace::frag), ValueRange{iota});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.createBlock(&map.getBody(), {}, {b.getI32Type()}, {loc});
+      b.create<YieldOp>(loc, ValueRange{decay->getResult(0)});
+    }
+    auto store = b.create<StoreOp>(loc, map.getResult(), out, ValueRange{index}, ValueRange{});
+    SmallVector<StoreOp> others;
+    kernel.walk([&](StoreOp s) {
+      if (s != store)
+        others.push_back(s);
+    });
+    for (StoreOp s : others)
+      s.erase();
+    return success();
+  }
+
+  static TileType state(ForOp loop) { return cast<TileType>(loop.getInitArgs()[0].getType()); }
 
   /// The input terms read as zero: a gemm with a zero operand adds nothing to its accumulator.
   LogicalResult zeroInputTerms(func::FuncOp kernel, ForOp loop) {

@@ -13,28 +13,32 @@ namespace qla {
 using namespace mlir;
 using namespace qla;
 
-void qla::dropLoopOutputs(ModuleOp module) {
-    SmallVector<StoreOp> outputs;
-    module.walk([&](StoreOp store) {
-      for (auto loop = store->getParentOfType<ForOp>(); loop; loop = loop->getParentOfType<ForOp>())
-        if (!loop.getInitArgs().empty()) {
-          outputs.push_back(store);
-          return;
-        }
+void qla::eraseDeadOps(ModuleOp module) {
+  // Innermost first, until none is left.
+  for (bool changed = true; changed;) {
+    SmallVector<Operation *> dead;
+    module.walk<WalkOrder::PostOrder>([&](Operation *op) {
+      if (isOpTriviallyDead(op))
+        dead.push_back(op);
     });
-    for (StoreOp store : outputs)
-      store.erase();
-    // Ops that only fed the stores, innermost first, until none is left.
-    for (bool changed = true; changed;) {
-      SmallVector<Operation *> dead;
-      module.walk<WalkOrder::PostOrder>([&](Operation *op) {
-        if (isOpTriviallyDead(op))
-          dead.push_back(op);
-      });
-      changed = !dead.empty();
-      for (Operation *op : dead)
-        op->erase();
-    }
+    changed = !dead.empty();
+    for (Operation *op : dead)
+      op->erase();
+  }
+}
+
+void qla::dropLoopOutputs(ModuleOp module) {
+  SmallVector<StoreOp> outputs;
+  module.walk([&](StoreOp store) {
+    for (auto loop = store->getParentOfType<ForOp>(); loop; loop = loop->getParentOfType<ForOp>())
+      if (!loop.getInitArgs().empty()) {
+        outputs.push_back(store);
+        return;
+      }
+  });
+  for (StoreOp store : outputs)
+    store.erase();
+  eraseDeadOps(module);
 }
 
 namespace {

@@ -32,6 +32,9 @@ def Qla_Dialect : Dialect {
     /// affine map (H ↦ M_c·H + U_c); the array names the kernel's tensors whose reads are the input
     /// terms U_c (zero in the transition run of qla-context-split).
     static constexpr llvm::StringLiteral kScanAttr = "qla.scan";
+    /// On the op inside a qla.scan that makes the iteration's summed log-decay (one f32 scalar, ≤ 0):
+    /// how fast the past fades, for the truncated context split's windows.
+    static constexpr llvm::StringLiteral kScanDecayAttr = "qla.scan_decay";
     /// On the module after lowering: each kernel's parameters and launch shape.
     static constexpr llvm::StringLiteral kAbiAttr = "qla.abi";
   private:

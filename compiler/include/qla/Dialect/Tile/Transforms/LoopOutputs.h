@@ -10,6 +10,9 @@ namespace qla {
 /// without side effects.
 void dropLoopOutputs(mlir::ModuleOp module);
 
+/// Erases every op without a use and without side effects, innermost first, until none is left.
+void eraseDeadOps(mlir::ModuleOp module);
+
 } // namespace qla
 
 #endif

@@ -49,11 +49,15 @@ def QlaContextSplit : Pass<"qla-context-split", "::mlir::ModuleOp"> {
     - `form=ends`: from a zero state: the segment's end from zero, E;
     - `form=transition`: from the identity at the state tile's place (zero when no iteration runs),
       with every read of the scan's input-term tensors taken as zero (a gemm with such an operand
-      becomes its accumulator): the segment's transition matrix, M (needs a square state).
+      becomes its accumulator): the segment's transition matrix, M (needs a square state);
+    - `form=decays`: nothing but each iteration's log-decay, declared in the scan by the op marked
+      `qla.scan_decay`, written to a new tensor `decays` (f32, last argument) at
+      [state · slots + iteration], slots = its length over the number of states: what the truncated
+      split's windows are chosen from.
     The scan's initial state must come from a qla.copy of a tensor. Not part of the default pipeline.
   }];
   let options = [
-    Option<"form", "form", "std::string", /*default=*/"\"ends\"", "which run: 'ends' or 'transition'">
+    Option<"form", "form", "std::string", /*default=*/"\"ends\"", "which run: 'ends', 'transition' or 'decays'">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
