@@ -11,6 +11,7 @@ int compileCommand(const Args &args);
 int dumpCommand(const Args &args);
 int passesCommand(const Args &args);
 int checkCommand(const Args &args);
+int cacheCommand(const Args &args);
 } // namespace qlac
 
 #endif

@@ -15,6 +15,7 @@ commands:
   check <kernel> --set K=V,...            run the tile program on the CPU interpreter against a
                                           float64 reference on random inputs (no GPU needed)
   passes                                  list the pipeline's passes, in order
+  cache ls|verify|clear [--dir ROOT]      the kernel cache on disk: list, check checksums, empty it
 
 kernels: gemm, gdn_offsets, gdn_cumsum, gdn_chunk_inverse, gdn_chunk_forward, gdn_split_correct,
          gdn_split_offsets, gdn_split_windows (compile, dump);
@@ -38,6 +39,8 @@ int main(int argc, char **argv) {
       return qlac::checkCommand(args);
     if (cmd == "passes")
       return qlac::passesCommand(args);
+    if (cmd == "cache")
+      return qlac::cacheCommand(args);
   } catch (const qla::Error &e) {
     std::fprintf(stderr, "qlac %s: error: %s\n", cmd.c_str(), e.what());
     return 1;
