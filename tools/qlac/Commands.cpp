@@ -1,4 +1,5 @@
 #include "Commands.h"
+#include "Header.h"
 
 #include "gdn/forward/Interpret.h"
 #include "gdn/reference/GdnRandom.h"
@@ -27,7 +28,7 @@ namespace qlac {
 namespace {
 
 struct Options {
-  std::string kernel, settings, outDir, after, ptxFeatures = "+ptx80";
+  std::string kernel, settings, outDir, after, ptxFeatures = "+ptx80", className;
   bool help = false;
 };
 
@@ -48,6 +49,8 @@ Options parse(const Args &args, const char *command, bool needsOut) {
       o.settings += (o.settings.empty() ? "" : ",") + value("--set");
     else if (a == "-o" || a == "--output" || a.rfind("--output=", 0) == 0)
       o.outDir = value(a == "-o" ? "-o" : "--output");
+    else if (a == "--class" || a.rfind("--class=", 0) == 0)
+      o.className = value("--class");
     else if (a == "--after" || a.rfind("--after=", 0) == 0)
       o.after = value("--after");
     else if (a == "--ptx-features" || a.rfind("--ptx-features=", 0) == 0)
@@ -103,9 +106,11 @@ void writeFile(const fs::path &p, const std::string &data) {
 int compileCommand(const Args &args) {
   Options o = parse(args, "compile", true);
   if (o.help) {
-    fmt::print("usage: qlac compile <kernel> [--arch sm_90a] --set K=V,... -o DIR [--ptx-features +ptx80]\n\n"
-               "Builds the kernel from its DSL program and writes DIR/kernel.ptx, DIR/kernel.cubin (nvJitLink)\n"
-               "and DIR/manifest.json (ABI, launch shape, shared memory, config, sha256 of each file).\n"
+    fmt::print("usage: qlac compile <kernel> [--arch sm_90a] --set K=V,... -o DIR [--ptx-features +ptx80] [--class NAME]\n\n"
+               "Builds the kernel from its DSL program and writes DIR/kernel.ptx, DIR/kernel.cubin (nvJitLink),\n"
+               "DIR/manifest.json (ABI, launch shape, shared memory, config, sha256 of each file) and\n"
+               "DIR/<kernel>.h: class qla::aot::<Kernel> (--class NAME), a typed launcher with the cubin and\n"
+               "manifest embedded, for programs that link only the runtime.\n"
                "gemm settings: M, N, K, BM (64|128|256), BN (16..256), BK (64), stages (2..8).\n"
                "gdn_* settings: H, HV (required), K, V (64|128|256), BV (multiple of 64), scale, precise (0..2),\n"
                "inverse_blocks_per_sm (0..16), stages (1..4), gate_in_kernel, l2norm, initial_state,\n"
@@ -138,6 +143,11 @@ int compileCommand(const Args &args) {
   writeFile(fs::path(o.outDir) / "kernel.ptx", ptx.ptx);
   writeFile(fs::path(o.outDir) / "kernel.cubin", cubin);
   writeFile(fs::path(o.outDir) / "manifest.json", manifest.dump() + "\n");
+  // The typed launcher: DIR/<kernel>.h, class qla::aot::<Kernel> (or --class NAME).
+  std::string className = o.className.empty() ? launcherClassName(o.kernel) : o.className;
+  writeFile(fs::path(o.outDir) / (o.kernel + ".h"),
+            generateLauncherHeader(manifest, cubin, className,
+                                   fmt::format("qlac compile {} --set {} -o {}", o.kernel, o.settings, o.outDir)));
   fmt::print("{}: {} -> {} (PTX {} B, cubin {} B) in {:.3f} s\n", o.kernel, o.settings, o.outDir, ptx.ptx.size(),
              cubin.size(), seconds);
   return 0;
