@@ -20,6 +20,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -94,6 +95,42 @@ std::unique_ptr<qla::dsl::Kernel> build(const Options &o) {
                                o.kernel));
 }
 
+/// A CUDA binary tool: $QLA_CUOBJDUMP for cuobjdump, else the first of $PATH and /usr/local/cuda/bin.
+void writeFile(const fs::path &p, const std::string &data);
+
+std::string findTool(const std::string &name) {
+  if (const char *given = std::getenv("QLA_CUOBJDUMP"); given && name == "cuobjdump" && *given)
+    return given;
+  std::vector<std::string> dirs;
+  if (const char *path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    for (std::string d; std::getline(ss, d, ':');)
+      dirs.push_back(d);
+  }
+  dirs.push_back("/usr/local/cuda/bin");
+  for (const std::string &d : dirs)
+    if (!d.empty() && access((fs::path(d) / name).c_str(), X_OK) == 0)
+      return (fs::path(d) / name).string();
+  return "";
+}
+
+/// The cubin's SASS through cuobjdump -sass (or nvdisasm), printed.
+int printSass(const std::string &cubin) {
+  std::string tool = findTool("cuobjdump"), args = " -sass ";
+  if (tool.empty() && !(tool = findTool("nvdisasm")).empty())
+    args = " -c ";
+  if (tool.empty())
+    throw qla::Error("dump --after=sass needs cuobjdump or nvdisasm (CUDA toolkit: cuda-cuobjdump-13-0 or "
+                     "cuda-nvdisasm-13-0), found neither in $QLA_CUOBJDUMP, $PATH or /usr/local/cuda/bin");
+  fs::path file = fs::temp_directory_path() / fmt::format("qlac-sass-{}.cubin", getpid());
+  writeFile(file, cubin);
+  int status = std::system((tool + args + file.string()).c_str());
+  fs::remove(file);
+  if (status != 0)
+    throw qla::Error(fmt::format("dump --after=sass: '{}' failed (status {})", tool, status));
+  return 0;
+}
+
 void writeFile(const fs::path &p, const std::string &data) {
   std::ofstream f(p, std::ios::binary);
   f.write(data.data(), static_cast<std::streamsize>(data.size()));
@@ -158,7 +195,8 @@ int dumpCommand(const Args &args) {
   if (o.help) {
     fmt::print("usage: qlac dump <kernel> --set K=V,... [--after=PASS|ptx]\n\n"
                "Without --after, prints the kernel's tile IR as the DSL built it. With --after=PASS, the IR\n"
-               "after that pass ('qlac passes' lists them); with --after=ptx, the PTX.\n");
+               "after that pass ('qlac passes' lists them); with --after=ptx, the PTX; with --after=sass, the\n"
+               "SASS of the cubin (cuobjdump -sass, else nvdisasm: $QLA_CUOBJDUMP, $PATH or /usr/local/cuda/bin).\n");
     return 0;
   }
   auto kernel = build(o);
@@ -172,6 +210,8 @@ int dumpCommand(const Args &args) {
     fmt::print("{}", kernel->compile(co).ptx);
     return 0;
   }
+  if (o.after == "sass")
+    return printSass(qla::linkPtxToCubin(kernel->compile(co).ptx, "sm_90a"));
   std::vector<std::string> names = qla::pipelinePassNames();
   if (std::find(names.begin(), names.end(), o.after) == names.end())
     throw qla::Error(fmt::format("no pass '{}' in the pipeline; 'qlac passes' lists them", o.after));

@@ -1,4 +1,5 @@
-// qlac cache ls|verify|clear on a cache made here with qla::DiskCache.
+// qlac's commands run as a user would: cache ls|verify|clear on a cache made here with qla::DiskCache,
+// dump --after=sass through a stand-in for cuobjdump.
 #include "TestUtil.h"
 
 #include "qla/dsl/Jit.h"
@@ -52,4 +53,23 @@ TEST_CASE("qlac cache lists, verifies and clears the kernel cache", "[qlac][cach
   auto unknown = qla::test::runCommand(qlac + "prune" + dir);
   CHECK(unknown.status != 0);
   CHECK_THAT(unknown.output, ContainsSubstring("unknown subcommand 'prune' (ls, verify, clear)"));
+}
+
+TEST_CASE("qlac dump --after=sass hands the cubin to cuobjdump -sass", "[qlac][dump]") {
+  qla::test::TempDir tmp;
+  // A stand-in cuobjdump: says how it was called and whether the file it got is an ELF (a cubin).
+  auto tool = tmp.path() / "cuobjdump";
+  std::ofstream(tool) << "#!/bin/sh\necho \"stand-in $1\"; head -c 4 \"$2\" | od -c | head -1\n";
+  std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+  auto r = qla::test::runCommand("QLA_CUOBJDUMP=" + tool.string() + " " + QLA_QLAC +
+                                 " dump gdn_cumsum --set H=1,HV=2 --after=sass");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, ContainsSubstring("stand-in -sass") && ContainsSubstring("E   L   F"));
+  auto missing = qla::test::runCommand("PATH=/nonexistent QLA_CUOBJDUMP= " + std::string(QLA_QLAC) +
+                                       " dump gdn_cumsum --set H=1,HV=2 --after=sass");
+  if (!std::filesystem::exists("/usr/local/cuda/bin/cuobjdump") && !std::filesystem::exists("/usr/local/cuda/bin/nvdisasm")) {
+    CHECK(missing.status != 0);
+    CHECK_THAT(missing.output, ContainsSubstring("needs cuobjdump or nvdisasm"));
+  }
 }
