@@ -28,6 +28,25 @@ std::vector<std::int64_t> rowMajor(const std::vector<std::int64_t>& shape) {
   return s;
 }
 
+// Stride d of `t` in elements: its own, or row-major when it gives none. No allocation (the launch path).
+std::int64_t strideOf(const TensorArg& t, std::size_t d) {
+  if (!t.strides.empty())
+    return t.strides[d];
+  std::int64_t s = 1;
+  for (std::size_t i = d + 1; i < t.shape.size(); ++i)
+    s *= t.shape[i];
+  return s;
+}
+
+bool sameStrides(const TensorArg& t, const std::vector<std::int64_t>& strides) {
+  if (strides.size() != t.shape.size())
+    return false;
+  for (std::size_t d = 0; d < strides.size(); ++d)
+    if (strides[d] != strideOf(t, d))
+      return false;
+  return true;
+}
+
 std::string readFile(const std::filesystem::path& p) {
   std::ifstream f(p, std::ios::binary);
   if (!f)
@@ -77,6 +96,9 @@ CompiledKernel::CompiledKernel(const Json& manifest, std::string_view image)
     : signature_(manifest), module_(image, manifest.at("kernel").asString()) {
   for (std::size_t i = 0; i < signature_.numTensorMaps(); ++i)
     maps_.push_back(std::make_unique<CachedMap>());
+  args_.resize(signature_.params().size());
+  pointers_.resize(signature_.numTensors());
+  extents_.resize(signature_.params().size());
   function_ = module_.function(signature_.entry());
 }
 
@@ -107,11 +129,12 @@ void KernelSignature::validate(const std::vector<TensorArg>& tensors) const {
     for (std::size_t d = 0; d < p.shape.size(); ++d)
       if (p.shape[d] >= 0 && t.shape[d] != p.shape[d])
         throw fail(fmt::format("expected shape [{}], got [{}]", fmt::join(p.shape, ", "), fmt::join(t.shape, ", ")));
-    std::vector<std::int64_t> strides = t.strides.empty() ? rowMajor(t.shape) : t.strides;
+    if (!t.strides.empty() && t.strides.size() != t.shape.size())
+      throw fail(fmt::format("{} strides for {} dimensions", t.strides.size(), t.shape.size()));
     for (std::size_t d = 0; d < p.strides.size(); ++d)
-      if (p.strides[d] >= 0 && strides[d] != p.strides[d])
+      if (p.strides[d] >= 0 && strideOf(t, d) != p.strides[d])
         throw fail(fmt::format("expected strides [{}] (elements), got [{}]", fmt::join(p.strides, ", "),
-                               fmt::join(strides, ", ")));
+                               fmt::join(t.strides.empty() ? rowMajor(t.shape) : t.strides, ", ")));
     if (t.data == 0)
       throw fail("null device pointer");
     if (t.data % 16 != 0)
@@ -124,11 +147,12 @@ void CompiledKernel::launch(const std::vector<TensorArg>& tensors, CUstream stre
   signature_.validate(tensors);
   const auto& params_ = signature_.params();
   const std::string& name_ = signature_.kernel();
-  std::vector<void*> args(params_.size());
-  std::vector<CUdeviceptr> pointers(signature_.numTensors());
-  std::vector<std::int64_t> extents(params_.size());
-  std::size_t mapIndex = 0;
+  // The argument arrays are the kernel's own (sized when it was made): a warm launch allocates nothing.
   std::lock_guard lock(mapsMutex_);
+  std::vector<void*>& args = args_;
+  std::vector<CUdeviceptr>& pointers = pointers_;
+  std::vector<std::int64_t>& extents = extents_;
+  std::size_t mapIndex = 0;
   for (std::size_t i = 0; i < params_.size(); ++i) {
     const KernelSignature::Param& p = params_[i];
     if (p.kind == KernelSignature::Param::Kind::Dim) {
@@ -142,9 +166,9 @@ void CompiledKernel::launch(const std::vector<TensorArg>& tensors, CUstream stre
       continue;
     }
     const TensorArg& t = tensors[p.tensor];
-    std::vector<std::int64_t> strides = t.strides.empty() ? rowMajor(t.shape) : t.strides;
     CachedMap& cached = *maps_[mapIndex++];
-    if (cached.data != t.data || cached.shape != t.shape || cached.strides != strides) {
+    if (cached.data != t.data || cached.shape != t.shape || !sameStrides(t, cached.strides)) {
+      std::vector<std::int64_t> strides = t.strides.empty() ? rowMajor(t.shape) : t.strides;
       TensorMapSpec spec;
       spec.dtype = t.dtype;
       for (std::size_t d = t.shape.size(); d-- > 0;)

@@ -90,6 +90,10 @@ private:
   CUfunction function_ = nullptr;
   std::mutex mapsMutex_;
   std::vector<std::unique_ptr<CachedMap>> maps_; // one per tensor-map parameter
+  // The launch's argument arrays, sized once (guarded by mapsMutex_ like the maps): no allocation per launch.
+  std::vector<void*> args_;
+  std::vector<CUdeviceptr> pointers_;
+  std::vector<std::int64_t> extents_;
 };
 
 } // namespace qla
