@@ -1,6 +1,7 @@
 #include "Commands.h"
 #include "Header.h"
 
+#include "gdn/forward/ExactSplit.h"
 #include "gdn/forward/Interpret.h"
 #include "gdn/reference/GdnRandom.h"
 #include "common/Settings.h"
@@ -18,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <unistd.h>
@@ -235,12 +237,14 @@ int checkGdn(const std::string &settings) {
   p.useInitialState = true;
   p.outputFinalState = true;
   bool mixed = true;
+  int64_t splitTokens = 0;
   auto field = [](int64_t &f) { return [&f](double v) { f = static_cast<int64_t>(v); }; };
   auto flag = [](bool &f) { return [&f](double v) { f = v != 0; }; };
   qla::kernels::applySettings(settings, "gdn",
                               {{"B", field(p.B)}, {"T", field(p.T)}, {"H", field(p.H)}, {"HV", field(p.HV)},
                                {"K", field(p.K)}, {"V", field(p.V)}, {"gate_in_kernel", flag(p.gateInKernel)},
-                               {"l2norm", flag(p.l2normQK)}, {"mixed_decay", flag(mixed)}});
+                               {"l2norm", flag(p.l2normQK)}, {"mixed_decay", flag(mixed)},
+                               {"split_tokens", field(splitTokens)}});
   auto gate = mixed ? qla::gdn::GdnGateKind::mixedDecay : qla::gdn::GdnGateKind::logsigmoid;
   qla::gdn::GdnInputs in = qla::gdn::roundInputsForKernel(
       qla::gdn::gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = gate}));
@@ -254,6 +258,23 @@ int checkGdn(const std::string &settings) {
              "recurrence o {:.2e}, final state {:.2e}, {:.2f} s -> {}\n",
              p.B, p.T, p.H, p.HV, p.K, p.V, p.gateInKernel ? ", gate in kernel" : "", p.l2normQK ? ", l2norm" : "",
              eo, es, seconds, ok ? "PASS" : "FAIL");
+  if (splitTokens > 0) {
+    // The context split (docs/context-split.md) on the same inputs, in segments of split_tokens, with
+    // the same kernels and order as on the GPU: exact, and truncated at a summed log-gate of −10.
+    for (double threshold : {-std::numeric_limits<double>::infinity(), -10.0}) {
+      start = std::chrono::steady_clock::now();
+      qla::gdn::GdnOutputs split = qla::gdn::interpretGdnForwardSplit(p, in, splitTokens, threshold);
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double so = qla::gdn::relL2(split.o, ref.o), ss = qla::gdn::relL2(split.finalState, ref.finalState);
+      double ds = qla::gdn::relL2(split.finalState, got.finalState);
+      bool splitOk = so <= 5e-3 && ss <= 5e-3 && ds <= 2e-4;
+      fmt::print("  split in segments of {} tokens, {}: rel_l2 vs float64 o {:.2e}, final state {:.2e}; final state "
+                 "vs unsplit {:.1e}, {:.2f} s -> {}\n",
+                 splitTokens, std::isinf(threshold) ? "exact" : "truncated at -10", so, ss, ds, seconds,
+                 splitOk ? "PASS" : "FAIL");
+      ok &= splitOk;
+    }
+  }
   return ok ? 0 : 1;
 }
 
@@ -264,7 +285,8 @@ int checkCommand(const Args &args) {
                "Runs the kernel's tile program on the CPU interpreter with fresh random bf16 inputs and\n"
                "compares it with a float64 reference (relative L2 error, every output element written).\n"
                "Exits 1 when the error exceeds 5e-3. Keep shapes small: the interpreter is plain loops.\n"
-               "gdn settings: B, T, H, HV, K, V (64|128|256), gate_in_kernel, l2norm, mixed_decay (0|1);\n"
+               "gdn settings: B, T, H, HV, K, V (64|128|256), gate_in_kernel, l2norm, mixed_decay (0|1),\n"
+               "split_tokens (> 0: also the context split in segments of that many tokens, exact and truncated);\n"
                "it runs gdn_cumsum, gdn_chunk_inverse and gdn_chunk_forward against the float64 recurrence.\n");
     return 0;
   }
