@@ -13,6 +13,8 @@
 #include "qla/runtime/Nvjitlink.h"
 #include "qla/runtime/Sha256.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
@@ -157,6 +159,11 @@ int compileCommand(const Args &args) {
                "context split's segment ends, 2: its transitions, 3: the chunks' log-decays; qla-context-split).\n");
     return 0;
   }
+  std::string className = o.className.empty() ? launcherClassName(o.kernel) : o.className;
+  if (className.empty() || std::isdigit(static_cast<unsigned char>(className[0])) ||
+      !std::all_of(className.begin(), className.end(),
+                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+    throw qla::Error(fmt::format("--class '{}' is not a C++ identifier", className));
   auto start = std::chrono::steady_clock::now();
   auto kernel = build(o);
   qla::dsl::CompileOptions co;
@@ -183,7 +190,6 @@ int compileCommand(const Args &args) {
   writeFile(fs::path(o.outDir) / "kernel.cubin", cubin);
   writeFile(fs::path(o.outDir) / "manifest.json", manifest.dump() + "\n");
   // The typed launcher: DIR/<kernel>.h, class qla::aot::<Kernel> (or --class NAME).
-  std::string className = o.className.empty() ? launcherClassName(o.kernel) : o.className;
   writeFile(fs::path(o.outDir) / (o.kernel + ".h"),
             generateLauncherHeader(manifest, cubin, className,
                                    fmt::format("qlac compile {} --set {} -o {}", o.kernel, o.settings, o.outDir)));

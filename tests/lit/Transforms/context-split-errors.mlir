@@ -33,12 +33,33 @@ func.func @map_input(%V: !qla.tensor<4096x64xf32> {qla.name = "v"}, %S: !qla.ten
   %hN = qla.for %c0 to %n step %c1 iter_args(%h0 : !acc) -> !acc {
   ^bb0(%i: index, %st: !acc):
     %v = qla.copy %V[%c0, %c0] : !qla.tensor<4096x64xf32> -> !acc
-    // expected-error @below {{a scan input term may only be a gemm's A or B operand}}
+    // expected-error @below {{a scan input term may only be one operand of a gemm, A or B}}
     %next = qla.map %st, %v : !acc, !acc -> !acc {
     ^bb0(%e: f32, %f: f32):
       %s = arith.addf %e, %f : f32
       qla.yield %s : f32
     }
+    qla.yield %next : !acc
+  } {qla.scan = ["v"]}
+  qla.store %hN, %S[%c0, %c0] : !acc, !qla.tensor<256x64xf32>
+  return
+}
+
+// -----
+
+// A gemm of an input term with itself is not affine in it: refused (not a crash).
+!acc = !qla.tile<64x64xf32, frag>
+!sm = !qla.tile<64x64xbf16, smem>
+func.func @square_input(%V: !qla.tensor<4096x64xbf16> {qla.name = "v"}, %S: !qla.tensor<256x64xf32>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h0 = qla.copy %S[%c0, %c0] : !qla.tensor<256x64xf32> -> !acc
+  %hN = qla.for %c0 to %n step %c1 iter_args(%h0 : !acc) -> !acc {
+  ^bb0(%i: index, %st: !acc):
+    %v = qla.copy %V[%c0, %c0] : !qla.tensor<4096x64xbf16> -> !sm
+    // expected-error @below {{a gemm of it with itself is not affine}}
+    %next = qla.gemm %v, %v, %st {transpose_b} : !sm, !sm, !acc -> !acc
     qla.yield %next : !acc
   } {qla.scan = ["v"]}
   qla.store %hN, %S[%c0, %c0] : !acc, !qla.tensor<256x64xf32>

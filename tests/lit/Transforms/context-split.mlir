@@ -23,7 +23,8 @@
 // DECAYS: %[[AT:.*]] = arith.addi %[[BASE]], %[[I]]
 // DECAYS: %[[T:.*]] = qla.map
 // DECAYS: qla.yield %[[D]] : f32
-// DECAYS: qla.store %[[T]], %[[OUT]][%[[AT]]]
+// DECAYS: %[[END:.*]] = arith.addi %[[BASE]], %[[SLOTS]]
+// DECAYS: qla.store %[[T]], %[[OUT]][%[[AT]]] bounds[%[[END]]]
 // DECAYS-NEXT: qla.yield %[[ST]]
 // DECAYS-NOT: qla.store
 // DECAYS: return

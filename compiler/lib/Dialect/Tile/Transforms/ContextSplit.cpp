@@ -5,6 +5,7 @@
 #include "qla/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace qla {
@@ -80,7 +81,9 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
     if (!init || init.getOffsets().size() != 2 || !state || state.getShape().size() != 2)
       return loop.emitError() << "qla-context-split: the scan's initial state must be a 2-D tile loaded from a tensor "
                                  "by qla.copy (its place there gives the state's index and the identity)";
-    // Rows of the initial-state tensor that one state spans: the tile's extent along them.
+    // Rows of the initial-state tensor that one state spans: the tile's extent along them. (Assumed: the
+    // copy covers whole states' rows, starting at a state's first — as a block holding some of a state's
+    // columns does; a tile of part of a state's rows would get a wrong index and identity.)
     const int64_t stateRows = state.getShape()[init.getTranspose() ? 1 : 0];
     if (form == "decays")
       return writeDecays(kernel, loop, init, stateRows);
@@ -158,7 +161,9 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
       b.createBlock(&map.getBody(), {}, {b.getI32Type()}, {loc});
       b.create<YieldOp>(loc, ValueRange{decay->getResult(0)});
     }
-    auto store = b.create<StoreOp>(loc, map.getResult(), out, ValueRange{index}, ValueRange{});
+    // Bounded at the state's row: a state with more iterations than slots writes nothing past it.
+    Value end = b.create<arith::AddIOp>(loc, base, slots);
+    auto store = b.create<StoreOp>(loc, map.getResult(), out, ValueRange{index}, ValueRange{end});
     SmallVector<StoreOp> others;
     kernel.walk([&](StoreOp s) {
       if (s != store)
@@ -184,11 +189,14 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
         reads.push_back(copy);
     });
     for (CopyOp copy : reads) {
-      for (Operation *user : llvm::make_early_inc_range(copy->getUsers())) {
+      // Each user once (a gemm may read the copy as A and B).
+      llvm::SetVector<Operation *> users(copy->getUsers().begin(), copy->getUsers().end());
+      for (Operation *user : users) {
         auto gemm = dyn_cast<GemmOp>(user);
-        if (!gemm || gemm.getAcc() == copy.getResult())
-          return user->emitError() << "qla-context-split: a scan input term may only be a gemm's A or B operand "
-                                      "(so that zero makes the gemm its accumulator)";
+        if (!gemm || gemm.getAcc() == copy.getResult() || gemm.getA() == gemm.getB())
+          return user->emitError() << "qla-context-split: a scan input term may only be one operand of a gemm, A or B "
+                                      "(so that zero makes the gemm its accumulator; a gemm of it with itself is not "
+                                      "affine)";
         gemm.getResult().replaceAllUsesWith(gemm.getAcc());
         gemm.erase();
       }

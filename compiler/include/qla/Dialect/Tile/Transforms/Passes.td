@@ -54,7 +54,9 @@ def QlaContextSplit : Pass<"qla-context-split", "::mlir::ModuleOp"> {
       `qla.scan_decay`, written to a new tensor `decays` (f32, last argument) at
       [state · slots + iteration], slots = its length over the number of states: what the truncated
       split's windows are chosen from.
-    The scan's initial state must come from a qla.copy of a tensor. Not part of the default pipeline.
+    The scan's initial state must come from a qla.copy of a tensor covering whole states' rows (a block
+    may hold some of a state's columns). Declared log-decays are ≤ 0 (a decay factor ≤ 1), which the
+    windows chosen from them assume. Not part of the default pipeline.
   }];
   let options = [
     Option<"form", "form", "std::string", /*default=*/"\"ends\"", "which run: 'ends', 'transition' or 'decays'">
