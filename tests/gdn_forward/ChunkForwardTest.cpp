@@ -264,6 +264,20 @@ TEST_CASE("ChunkForward plans the context split only with the split kernels, and
   kv.setSplitPolicy({.sms = 132});
   CHECK(kv.segmentsPerSequence(1, 32768) == 1);
   CHECK(split.segmentsPerSequence(1, 32768) > 1);
+  // A call's own policy overrides the object's, for the plan and the workspace alike.
+  qla::gdn::SplitPolicy off{.sms = 132, .enabled = false}, eight{.sms = 132, .segmentTokens = 4096};
+  CHECK(split.segmentsPerSequence(1, 32768, &off) == 1);
+  CHECK(split.workspaceBytes(32768, 1, &off) == whole.workspaceBytes(32768, 1));
+  CHECK(split.segmentsPerSequence(1, 32768, &eight) == 8);
+  CHECK(split.workspaceBytes(32768, 1, &eight) > split.workspaceBytes(32768, 1));
+  // Time and memory linear in T: the split's workspace for a 1M-token sequence is twice that of 512K.
+  const double ratio = double(split.workspaceBytes(1 << 20, 1)) / double(split.workspaceBytes(1 << 19, 1));
+  CHECK(ratio > 1.95);
+  CHECK(ratio < 2.05);
+  CHECK(split.segmentsPerSequence(1, 1 << 20) == split.segmentsPerSequence(1, 1 << 19));
+  qla::gdn::SplitPolicy positive{.sms = 132, .logGateThreshold = 1.0};
+  CHECK_THROWS_WITH(split.segmentsPerSequence(1, 32768, &positive),
+                    Catch::Matchers::ContainsSubstring("log-gate threshold must be <= 0"));
   split.setSplitPolicy({.sms = 132, .enabled = false});
   CHECK(split.segmentsPerSequence(1, 32768) == 1);
 }

@@ -212,7 +212,7 @@ int64_t ChunkForward::forwardTile(int64_t sequences) const {
   return pickForwardTile(shape_.BV, wideBV_, sequences, shape_.HV, shape_.V, sms_ ? sms_ : 132);
 }
 
-int64_t ChunkForward::segmentsPerSequence(int64_t sequences, int64_t tokensEach) const {
+int64_t ChunkForward::segmentsPerSequence(int64_t sequences, int64_t tokensEach, const SplitPolicy *call) const {
   const ChunkForwardShape &sh = shape_;
   if (!images_.hasSplit() || sh.K != sh.V || sh.stateVFirst || !sh.initialState || !sh.finalState || sequences < 1 ||
       tokensEach < 1)
@@ -220,7 +220,7 @@ int64_t ChunkForward::segmentsPerSequence(int64_t sequences, int64_t tokensEach)
   std::vector<int64_t> cu;
   for (int64_t i = 0; i <= sequences; ++i)
     cu.push_back(i * tokensEach);
-  SplitPolicy policy = splitPolicy_;
+  SplitPolicy policy = policyFor(call);
   if (policy.sms <= 0)
     policy.sms = sms_ ? sms_ : queryDevice().smCount;
   SplitPlan plan = planContextSplit(cu, sh.HV, sh.V, sh.BV, policy);
@@ -247,8 +247,8 @@ ChunkForward ChunkForward::fromDirectory(const std::filesystem::path &dir, Chunk
   return ChunkForward(std::move(images), shape);
 }
 
-size_t ChunkForward::workspaceBytes(int64_t tokens, int64_t sequences) const {
-  int64_t m = sequences > 0 && tokens % sequences == 0 ? segmentsPerSequence(sequences, tokens / sequences) : 1;
+size_t ChunkForward::workspaceBytes(int64_t tokens, int64_t sequences, const SplitPolicy *call) const {
+  int64_t m = sequences > 0 && tokens % sequences == 0 ? segmentsPerSequence(sequences, tokens / sequences, call) : 1;
   return static_cast<size_t>(workspaceLayout(shape_, tokens, sequences, false, m > 1 ? m * sequences : 0).total);
 }
 
@@ -291,10 +291,10 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   validate(t);
   const ChunkForwardShape &sh = shape_;
   Sizes s = sizesOf(t);
-  if (wideBV_ || (images_.hasSplit() && splitPolicy_.sms <= 0))
+  if (wideBV_ || (images_.hasSplit() && policyFor(t.split).sms <= 0))
     sms_ = sms_ ? sms_ : queryDevice().smCount; // device 0, like the rest of the runtime
   // A fixed-length batch whose blocks leave SMs idle runs split into m segments a sequence.
-  const int64_t m = s.varlen ? 1 : segmentsPerSequence(s.N, s.T);
+  const int64_t m = s.varlen ? 1 : segmentsPerSequence(s.N, s.T, t.split);
   ChunkForwardLayout l = workspaceLayout(sh, s.tokens, s.N, s.varlen, m > 1 ? m * s.N : 0);
   if (!workspace || workspace % 256 != 0 || static_cast<int64_t>(workspaceBytes) < l.total)
     throw Error(fmt::format("{}: argument 'workspace': expected {} bytes, 256-byte aligned (workspaceBytes({}, {})), "
@@ -386,8 +386,8 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   TensorArg transitionRuns = scratch(l.transitionRuns, DType::i64, {S * sh.HV});
   Driver &drv = Driver::get();
   // The threshold goes to the device as a 32-bit pattern (a memset: no host memory, capturable).
-  const float limit = splitPolicy_.exact ? -std::numeric_limits<float>::infinity()
-                                         : static_cast<float>(splitPolicy_.logGateThreshold);
+  const SplitPolicy &policy = policyFor(t.split);
+  const float limit = policy.exact ? -std::numeric_limits<float>::infinity() : static_cast<float>(policy.logGateThreshold);
   drv.check(drv.cuMemsetD32Async(threshold.data, std::bit_cast<uint32_t>(limit), 1, stream),
             "gdn chunk_forward: the split's log-gate threshold");
 

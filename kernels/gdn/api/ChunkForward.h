@@ -31,6 +31,9 @@ struct ChunkForwardTensors {
   // validated (0, non-decreasing, ending at T) and the longest sequence sizes the grids instead of T.
   const int64_t *hostCuSeqlens = nullptr;
   TensorArg o;              // [B, T, HV, V] bf16
+  // Optional: this call's context-split policy (off, exact, a threshold, a segment length) instead of
+  // the one set on the ChunkForward; the workspace must then be sized with the same policy.
+  const SplitPolicy *split = nullptr;
 };
 
 /// What the kernels were built for (read from their manifests).
@@ -82,12 +85,12 @@ public:
   /// Splits only with the split kernels loaded, K = V, states [K][V], built with initial and final state.
   /// With the split kernels loaded and no SM count in the split policy, this (and workspaceBytes) asks
   /// the driver for device 0's SM count.
-  int64_t segmentsPerSequence(int64_t sequences, int64_t tokensEach) const;
+  int64_t segmentsPerSequence(int64_t sequences, int64_t tokensEach, const SplitPolicy *policy = nullptr) const;
   /// How the context split is planned (planContextSplit): off, a given segment length, the GPU's SM count
   /// (0: the device's), exact or truncated at a log-gate threshold.
   void setSplitPolicy(const SplitPolicy &policy) { splitPolicy_ = policy; }
   /// Scratch bytes for a call over `tokens` tokens (B·T) and `sequences` sequences (N).
-  size_t workspaceBytes(int64_t tokens, int64_t sequences) const;
+  size_t workspaceBytes(int64_t tokens, int64_t sequences, const SplitPolicy *policy = nullptr) const;
   /// Throws qla::Error("gdn chunk_forward: argument 'x': expected …, got …") for the first argument
   /// that does not fit; needs no GPU.
   void validate(const ChunkForwardTensors &t) const;
@@ -98,6 +101,8 @@ public:
 private:
   void runSplit(const ChunkForwardTensors &t, const struct ChunkForwardLayout &layout, CUdeviceptr workspace,
                 CUstream stream);
+  /// The call's policy: its own when it gives one, else the object's.
+  const SplitPolicy &policyFor(const SplitPolicy *call) const { return call ? *call : splitPolicy_; }
 
   ChunkForwardImages images_;
   ChunkForwardShape shape_;

@@ -18,6 +18,10 @@ SplitPlan planContextSplit(const std::vector<int64_t> &cu, int64_t HV, int64_t V
     throw Error(fmt::format("gdn split plan: expected cu_seqlens of at least two offsets from 0, HV > 0 and BV "
                             "dividing V, got {} offsets, HV = {}, V = {}, BV = {}",
                             cu.size(), HV, V, BV));
+  if (!policy.exact && !(policy.logGateThreshold <= 0))
+    throw Error(fmt::format("gdn split plan: the log-gate threshold must be <= 0 (a summed log-gate; -10 keeps what "
+                            "fades by e^-10), got {}",
+                            policy.logGateThreshold));
   if (policy.segmentTokens < 0 || policy.segmentTokens % kChunk != 0)
     throw Error(fmt::format("gdn split plan: segment length {} must be a multiple of {}", policy.segmentTokens, kChunk));
   SplitPlan plan;
