@@ -1,6 +1,7 @@
 // qla::dsl::buildKernel: DSL kernel -> PTX -> cubin (nvJitLink) -> disk cache; the second build of
 // the same kernel is a cache hit. No GPU needed.
 #include "TestUtil.h"
+#include "gdn/forward/GdnForward.h"
 #include "gemm/Gemm.h"
 
 #include "qla/dsl/Jit.h"
@@ -9,7 +10,10 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <chrono>
 #include <filesystem>
+#include <memory>
+#include <vector>
 #include <fstream>
 #include <string>
 
@@ -74,4 +78,33 @@ TEST_CASE("a corrupt cache entry is rebuilt, not loaded", "[jit][cache]") {
   CHECK_FALSE(again.cacheHit);
   CHECK(again.entry.files.at("kernel.ptx") == first.entry.files.at("kernel.ptx"));
   CHECK(qla::dsl::buildKernel(*kernel, cache).cacheHit);
+}
+
+TEST_CASE("the GDN forward set loads from a warm disk cache in well under 20 ms (host side)", "[jit][cache][timing]") {
+  // What a process does to get the four GDN forward kernels from a warm cache: build each DSL program,
+  // hash its IR (the key), look the entry up and verify its checksums. (Loading the cubins into a CUDA
+  // context comes on top on a GPU machine.)
+  qla::test::TempDir tmp;
+  qla::DiskCache cache(tmp.path(), qla::dsl::cacheVersionTag());
+  auto config = qla::gdn::parseGdnForwardConfig("H=16,HV=32,K=128,V=128,BV=64,initial_state=1,final_state=1");
+  auto all = [&] {
+    std::vector<std::unique_ptr<qla::dsl::Kernel>> kernels;
+    kernels.push_back(qla::gdn::buildGdnOffsets(config));
+    kernels.push_back(qla::gdn::buildGdnCumsum(config));
+    kernels.push_back(qla::gdn::buildGdnChunkInverse(config));
+    kernels.push_back(qla::gdn::buildGdnChunkForward(config));
+    return kernels;
+  };
+  for (auto &k : all())
+    CHECK_FALSE(qla::dsl::buildKernel(*k, cache).cacheHit); // cold: compiled and published
+  auto t0 = std::chrono::steady_clock::now();
+  size_t bytes = 0;
+  for (auto &k : all()) {
+    qla::dsl::BuiltKernel built = qla::dsl::buildKernel(*k, cache);
+    CHECK(built.cacheHit);
+    bytes += built.entry.files.at("kernel.cubin").size();
+  }
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  WARN("GDN forward set (4 kernels, " << bytes << " B of cubin) from a warm disk cache: " << ms << " ms");
+  CHECK(ms < 20);
 }
