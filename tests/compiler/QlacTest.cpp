@@ -4,6 +4,8 @@
 
 #include "qla/dsl/Jit.h"
 #include "qla/runtime/DiskCache.h"
+#include "qla/runtime/Driver.h"
+#include "qla/runtime/TuningDb.h"
 #include "qla/runtime/Json.h"
 
 #include <catch2/catch_test_macros.hpp>
@@ -71,5 +73,40 @@ TEST_CASE("qlac dump --after=sass hands the cubin to cuobjdump -sass", "[qlac][d
   if (!std::filesystem::exists("/usr/local/cuda/bin/cuobjdump") && !std::filesystem::exists("/usr/local/cuda/bin/nvdisasm")) {
     CHECK(missing.status != 0);
     CHECK_THAT(missing.output, ContainsSubstring("needs cuobjdump or nvdisasm"));
+  }
+}
+
+TEST_CASE("qlac tune: candidates, what the database already holds, parallel compiles", "[qlac][tune]") {
+  qla::test::TempDir tmp;
+  auto dbFile = tmp.path() / "tuning.json";
+  // A database that already holds the default config of one shape for a GPU.
+  qla::TuningDb db = qla::TuningDb::load(dbFile);
+  qla::DeviceInfo gpu{.name = "NVIDIA H200", .smCount = 132};
+  db.record(gpu, {"gemm", "M=256,N=256,K=256", "M=256,N=256,K=256", 0.0104, 1e-3, true, "2026-12-03"});
+  db.save(dbFile);
+  const std::string key = qla::TuningDb::gpuKey(gpu);
+  const std::string qlac = std::string(QLA_QLAC) + " tune gemm --db " + dbFile.string();
+
+  // A changed candidate list: only what the database lacks for this GPU would be timed.
+  auto dry = qla::test::runCommand(qlac + " --shapes 256x256x256 --candidates \"BN=128,stages=3;BN=300\" --dry-run "
+                                          "--gpu '" + key + "'");
+  INFO(dry.output);
+  CHECK(dry.status == 0);
+  CHECK_THAT(dry.output, ContainsSubstring("known M=256,N=256,K=256 ") &&
+                             ContainsSubstring("would time M=256,N=256,K=256,BN=128,stages=3") &&
+                             ContainsSubstring("skip M=256,N=256,K=256,BN=300") &&
+                             ContainsSubstring("1 config(s) to compile and time"));
+
+  // Candidates compile in parallel (qlac compile processes) without a GPU.
+  auto compile = qla::test::runCommand(qlac + " --shapes 256x256x256 --candidates \"BN=128,stages=3;BN=128,stages=2\" "
+                                              "--compile-only --jobs 2");
+  INFO(compile.output);
+  CHECK(compile.status == 0);
+  CHECK_THAT(compile.output, ContainsSubstring("compiled 3 of 3"));
+
+  if (!qla::Driver::get().available()) {
+    auto noGpu = qla::test::runCommand(qlac + " --shapes 256x256x256");
+    CHECK(noGpu.status != 0);
+    CHECK_THAT(noGpu.output, ContainsSubstring("tune needs a GPU to check and time"));
   }
 }

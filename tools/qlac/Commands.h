@@ -12,6 +12,7 @@ int dumpCommand(const Args &args);
 int passesCommand(const Args &args);
 int checkCommand(const Args &args);
 int cacheCommand(const Args &args);
+int tuneCommand(const Args &args);
 } // namespace qlac
 
 #endif

@@ -16,6 +16,8 @@ commands:
                                           float64 reference on random inputs (no GPU needed)
   passes                                  list the pipeline's passes, in order
   cache ls|verify|clear [--dir ROOT]      the kernel cache on disk: list, check checksums, empty it
+  tune gemm --shapes MxNxK,...            compile candidate configs in parallel, check and time them on
+                                          the GPU, keep the results per GPU in the tuning database
 
 kernels: gemm, gdn_offsets, gdn_cumsum, gdn_chunk_inverse, gdn_chunk_forward, gdn_split_correct,
          gdn_split_offsets, gdn_split_windows (compile, dump);
@@ -41,6 +43,8 @@ int main(int argc, char **argv) {
       return qlac::passesCommand(args);
     if (cmd == "cache")
       return qlac::cacheCommand(args);
+    if (cmd == "tune")
+      return qlac::tuneCommand(args);
   } catch (const qla::Error &e) {
     std::fprintf(stderr, "qlac %s: error: %s\n", cmd.c_str(), e.what());
     return 1;
