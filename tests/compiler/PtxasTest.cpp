@@ -184,7 +184,8 @@ TEST_CASE("GDN kernels' register spills: none where there were none, no more tha
   const Case cases[] = {
       {"gdn_offsets", "H=16,HV=32", 0},
       {"gdn_cumsum", "H=16,HV=32", 0},
-      {"gdn_chunk_inverse", "H=16,HV=32", 168},                     // at its 3-blocks-an-SM register cap
+      {"gdn_chunk_inverse", "H=16,HV=32", 68},                      // at its 3-blocks-an-SM register cap
+      {"gdn_chunk_inverse", "H=16,HV=32,inverse_chunks=4,inverse_stages=2,inverse_blocks_per_sm=2", 0},
       {"gdn_chunk_forward", "H=16,HV=32,initial_state=1,final_state=1", 36},
       {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,initial_state=1,final_state=1", 84}, // the wide tile
       {"gdn_chunk_forward", "H=16,HV=32,stages=2,roles=1,initial_state=1,final_state=1", 0},

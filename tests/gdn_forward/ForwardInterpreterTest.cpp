@@ -128,7 +128,7 @@ TEST_CASE("gdn forward on the interpreter: pipelined copies read past each seque
   p.gateInKernel = p.l2normQK = GENERATE(false, true); // l2norm loads q and k into registers, unbounded too
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
   GdnOutputs ref = gdnRecurrentReference(p, in);
-  GdnOutputs piped = interpretGdnForward(p, in, 2), plain = interpretGdnForward(p, in, 1);
+  GdnOutputs piped = interpretGdnForward(p, in, {.stages = 2}), plain = interpretGdnForward(p, in);
   double eo = relL2(piped.o, ref.o), es = relL2(piped.finalState, ref.finalState);
   INFO("rel L2: o " << eo << ", final state " << es);
   CHECK(eo <= 5e-3);
@@ -136,6 +136,24 @@ TEST_CASE("gdn forward on the interpreter: pipelined copies read past each seque
   // The next sequence's rows change nothing: the same numbers as the bounded copies.
   CHECK(relL2(piped.o, plain.o) == 0.0);
   CHECK(relL2(piped.finalState, plain.finalState) == 0.0);
+}
+
+TEST_CASE("gdn forward on the interpreter: the inverse taking several chunks a block, pipelined",
+          "[gdn][interpreter]") {
+  // gdn_chunk_inverse with inverse_chunks chunks a block (the grid's z divided) and its q, k copies
+  // through TMA rings without sequence bounds: the same numbers as one chunk a block, bounded.
+  GdnProblem p = problem(1, 0, 2, 4, 64, 64);
+  p.cuSeqlens = {0, 1, 64, 129, 200, 263, 400};
+  p.T = 400;
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs plain = interpretGdnForward(p, in);
+  auto [chunks, stages] = GENERATE(std::pair<int64_t, int64_t>{3, 1}, std::pair<int64_t, int64_t>{2, 2});
+  GdnOutputs grouped = interpretGdnForward(p, in, {.inverseChunks = chunks, .inverseStages = stages});
+  INFO("inverse_chunks " << chunks << ", inverse_stages " << stages);
+  CHECK(relL2(grouped.o, plain.o) == 0.0);
+  CHECK(relL2(grouped.finalState, plain.finalState) == 0.0);
+  GdnOutputs ref = gdnRecurrentReference(p, in);
+  CHECK(relL2(grouped.o, ref.o) <= 5e-3);
 }
 
 TEST_CASE("exact context split of one sequence (segment ends, transitions, correction) matches the unsplit run",

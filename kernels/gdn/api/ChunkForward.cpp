@@ -188,21 +188,35 @@ int64_t pickForwardTile(int64_t narrow, int64_t wide, int64_t sequences, int64_t
   return 4 * sequences * HV * (V / wide) >= 3 * sms ? wide : narrow;
 }
 
+/// A numeric setting of a kernel's build from its manifest's config ("H=16,...,BV=128,..."), or `fallback`.
+static int64_t configSetting(const Json &manifest, const std::string &name, int64_t fallback) {
+  if (!manifest.contains("config"))
+    return fallback;
+  std::istringstream config(manifest.at("config").asString());
+  for (std::string item; std::getline(config, item, ',');)
+    if (item.rfind(name + "=", 0) == 0)
+      return std::stoll(item.substr(name.size() + 1));
+  return fallback;
+}
+
 ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
     : images_(std::move(images)), shape_(shape) {
   if (shape_.H <= 0 || shape_.HV % shape_.H != 0 || shape_.BV <= 0 || shape_.V % shape_.BV != 0)
     throw Error(fmt::format("{}: inconsistent kernel shape H = {}, HV = {}, V = {}, BV = {}", kWho, shape_.H, shape_.HV,
                             shape_.V, shape_.BV));
   if (!images_.wideCubin.empty()) {
-    // The wide build's tile is in its manifest's config ("...,BV=128,...").
-    std::string config = images_.wideManifest.at("config").asString();
-    auto at = config.find("BV=");
-    wideBV_ = at == std::string::npos ? 0 : std::stoll(config.substr(at + 3));
+    wideBV_ = configSetting(images_.wideManifest, "BV", 0);
     if (wideBV_ <= shape_.BV || shape_.V % wideBV_ != 0)
       throw Error(fmt::format("{}: the wide gdn_chunk_forward build has BV = {} (config '{}'): expected a multiple of "
                               "the narrow BV = {} that divides V = {}",
-                              kWho, wideBV_, config, shape_.BV, shape_.V));
+                              kWho, wideBV_, images_.wideManifest.at("config").asString(), shape_.BV, shape_.V));
   }
+  // gdn_chunk_inverse takes inverse_chunks chunks a block: its grid's z is the chunks over that.
+  inverseChunks_ = shape_.inverseChunks > 0 ? shape_.inverseChunks
+                                            : configSetting(images_.manifests[2], "inverse_chunks", 1);
+  if (inverseChunks_ < 1)
+    throw Error(fmt::format("{}: gdn_chunk_inverse's build has inverse_chunks = {}: expected at least 1", kWho,
+                            inverseChunks_));
   if (images_.hasSplit())
     for (size_t i = 0; i < images_.splitManifests.size(); ++i)
       checkSplitTensors(shape_, i, images_.splitManifests[i]);
@@ -339,7 +353,7 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     cumsum.push_back(beta);
   }
   loaded_[1]->launch(cumsum, stream, {hv, n, chunks});
-  loaded_[2]->launch({cu, q, k, gcum, beta, a, aqk}, stream, {hv, n, chunks});
+  loaded_[2]->launch({cu, q, k, gcum, beta, a, aqk}, stream, {hv, n, inverseGridZ(chunks)});
   std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum, a, aqk,
                                  packed(t.o, DType::bf16, {T, sh.HV * sh.V})};
   const std::vector<int64_t> states = sh.stateVFirst ? std::vector<int64_t>{N * sh.HV * sh.V, sh.K}
@@ -401,7 +415,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   }
   cumsum.push_back(totals);
   split_[4]->launch(cumsum, stream, {hv, segs, chunks});
-  loaded_[2]->launch({segCu, q, k, gcum, beta, a, aqk}, stream, {hv, segs, chunks});
+  loaded_[2]->launch({segCu, q, k, gcum, beta, a, aqk}, stream, {hv, segs, inverseGridZ(chunks)});
   split_[5]->launch({first, segCu, totals, threshold, endRuns, transitionRuns}, stream, {hv, u32(N), u32(m)});
   // The end and transition runs (gdn_chunk_forward split_run = 1, 2, made by qla-context-split, with the
   // main forward's BV: pack_gdn.sh) read their initial-state tensor only for the states' places: `starts`

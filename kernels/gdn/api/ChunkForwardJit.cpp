@@ -7,7 +7,7 @@
 namespace qla::gdn {
 
 ChunkForwardShape chunkForwardShape(const GdnForwardConfig &c) {
-  return {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, c.initialState, c.finalState, c.stateVFirst};
+  return {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, c.initialState, c.finalState, c.stateVFirst, c.inverseChunks};
 }
 
 ChunkForward buildChunkForward(const GdnForwardConfig &c) {

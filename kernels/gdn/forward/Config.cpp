@@ -39,6 +39,10 @@ void GdnForwardConfig::validate() const {
                            stateVFirst ? 1 : 0, roles ? 1 : 0));
   if (inverseBlocksPerSM < 0 || inverseBlocksPerSM > 16)
     throw fail(fmt::format("inverse_blocks_per_sm = {} is not supported (0: no cap, or 1 to 16)", inverseBlocksPerSM));
+  if (inverseChunks < 1 || inverseChunks > 64)
+    throw fail(fmt::format("inverse_chunks = {} is not supported (1 to 64 chunks a block)", inverseChunks));
+  if (inverseStages < 1 || inverseStages > 4)
+    throw fail(fmt::format("inverse_stages = {} is not supported (1: plain copies, 2 to 4: TMA rings)", inverseStages));
   if (!std::isfinite(scale))
     throw fail("scale must be finite");
 }
@@ -55,7 +59,8 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"l2norm", flag(c.l2normQK)}, {"initial_state", flag(c.initialState)},
                           {"final_state", flag(c.finalState)}, {"state_v_first", flag(c.stateVFirst)},
                           {"BV", field(c.BV)}, {"precise", field(c.precise)},
-                          {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)}, {"stages", field(c.stages)},
+                          {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)},
+                          {"inverse_chunks", field(c.inverseChunks)}, {"inverse_stages", field(c.inverseStages)}, {"stages", field(c.stages)},
                           {"roles", flag(c.roles)}, {"state_only", flag(c.stateOnly)},
                           {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)}});
   c.validate();

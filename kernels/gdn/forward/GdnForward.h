@@ -39,6 +39,10 @@ struct GdnForwardConfig {
   // Blocks of gdn_chunk_inverse an SM must hold at once (caps its registers; 0: no cap). It is
   // latency-bound, so more blocks in flight can pay for a few spills.
   int64_t inverseBlocksPerSM = 3;
+  // gdn_chunk_inverse: chunks one block takes in turn (its grid's z is ⌈chunks / inverse_chunks⌉), and with inverse_stages >= 2 its q and k copies pipelined through TMA rings
+  // of that many chunks (the next chunk's loads in flight while this one is inverted).
+  int64_t inverseChunks = 1;
+  int64_t inverseStages = 1;
   // gdn_chunk_forward's loads of q, k, v, a and aqk: 1 copies them each chunk (bounded at the sequence
   // end); 2 or more pipelines them through TMA rings of that many chunks (qla-pipeline), reading
   // past the sequence end into the next one (those rows are masked out: an inf or NaN there would

@@ -38,11 +38,13 @@ GdnForwardConfig forwardConfigFor(const GdnProblem &p) {
   return c;
 }
 
-GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, int64_t stages, ForwardRun run) {
+GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const InterpretOptions &options) {
   validateGdn(p, in, "gdn forward (interpreter)");
   GdnForwardConfig c = forwardConfigFor(p);
-  c.stages = stages;
-  c.stateOnly = run == ForwardRun::stateOnly;
+  c.stages = options.stages;
+  c.inverseChunks = options.inverseChunks;
+  c.inverseStages = options.inverseStages;
+  c.stateOnly = options.run == ForwardRun::stateOnly;
   GdnForwardKernels kernels = buildGdnForward(c);
   const int64_t T = p.B * p.T, N = p.numSequences(), C = GdnForwardConfig::kChunk;
   HostTensor cu{{N + 1}, {}};
@@ -68,7 +70,8 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, int64_t
     HostTensor g = packed(in.g, {T, p.HV});
     kernels.cumsum->interpret({&cu, &g, &gcum}, grid);
   }
-  kernels.inverse->interpret({&cu, &q, &k, &gcum, &beta, &aGated, &aqk}, grid);
+  kernels.inverse->interpret({&cu, &q, &k, &gcum, &beta, &aGated, &aqk},
+                             {grid[0], grid[1], (grid[2] + c.inverseChunks - 1) / c.inverseChunks});
 
   std::vector<HostTensor *> args{&cu, &q, &k, &v, &gcum, &aGated, &aqk, &o};
   HostTensor h0, ht;

@@ -15,9 +15,14 @@ GdnForwardConfig forwardConfigFor(const GdnProblem &problem);
 /// (Kernel::dropLoopOutputs: the final state only, o stays zero).
 enum class ForwardRun { full, stateOnly };
 
-/// `stages` >= 2 builds gdn_chunk_forward with pipelined, unbounded copies (GdnForwardConfig::stages).
-GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs, int64_t stages = 1,
-                               ForwardRun run = ForwardRun::full);
+/// Build settings of the kernels run (GdnForwardConfig): `stages` >= 2 builds gdn_chunk_forward with
+/// pipelined, unbounded copies; inverseChunks and inverseStages are gdn_chunk_inverse's.
+struct InterpretOptions {
+  int64_t stages = 1;
+  int64_t inverseChunks = 1, inverseStages = 1;
+  ForwardRun run = ForwardRun::full;
+};
+GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs, const InterpretOptions &options = {});
 
 } // namespace qla::gdn
 
