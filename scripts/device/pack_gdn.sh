@@ -16,7 +16,7 @@ gdn() {
   done
   # V a multiple of 128 and BV = 64: also the state kernel with BV = 128 and TMA rings, which the
   # planner (ChunkForward) takes when its grid fills the GPU.
-  if [[ "$2" == *BV=64* && "$2" != *stages=* && ( "$2" == *V=128* || "$2" == *V=256* ) ]]; then
+  if [[ "$2" == *BV=64* && ! "$2" =~ (^|,)stages= && ( "$2" == *V=128* || "$2" == *V=256* ) ]]; then
     "$qlac" compile gdn_chunk_forward --set "${2/BV=64/BV=128},stages=2,initial_state=1,final_state=1" \
       -o "$pkg/gdn/$1/gdn_chunk_forward_wide" >/dev/null
   fi
