@@ -9,11 +9,9 @@
 // settings (initial_state=1, final_state=1). Everything goes through the entry point qla::gdn::ChunkForward
 // (fixed-length batches without cu_seqlens, varlen with it).
 #include "gdn/api/ChunkForward.h"
+#include "gdn/api/GdnCheck.h"
 #include "gdn/reference/GdnRandom.h"
 #include "gdn/reference/GdnReference.h"
-#include "gdn/reference/GpuReference.h"
-#include "qla/runtime/CompiledKernel.h"
-#include "qla/runtime/DeviceBuffer.h"
 #include "qla/runtime/Driver.h"
 #include "qla/runtime/Error.h"
 #include "qla/runtime/Json.h"
@@ -23,8 +21,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <random>
@@ -35,50 +31,6 @@ using namespace qla::gdn;
 
 namespace {
 
-uint16_t bf16Bits(double x) {
-  float f = static_cast<float>(x);
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7FFF + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
-double fromBf16(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-DeviceBuffer upload(const std::vector<double> &v, DType t) {
-  DeviceBuffer buf(std::max<size_t>(1, v.size()) * dtypeBytes(t));
-  if (t == DType::bf16) {
-    std::vector<uint16_t> h(v.size());
-    std::transform(v.begin(), v.end(), h.begin(), bf16Bits);
-    buf.upload(h.data(), h.size() * 2);
-  } else if (t == DType::f32) {
-    std::vector<float> h(v.begin(), v.end());
-    buf.upload(h.data(), h.size() * 4);
-  } else {
-    std::vector<int64_t> h(v.begin(), v.end());
-    buf.upload(h.data(), h.size() * 8);
-  }
-  return buf;
-}
-
-std::vector<double> download(const DeviceBuffer &buf, size_t n, DType t) {
-  std::vector<double> out(n);
-  if (t == DType::bf16) {
-    std::vector<uint16_t> h(n);
-    buf.download(h.data(), n * 2);
-    std::transform(h.begin(), h.end(), out.begin(), fromBf16);
-  } else {
-    std::vector<float> h(n);
-    buf.download(h.data(), n * 4);
-    std::copy(h.begin(), h.end(), out.begin());
-  }
-  return out;
-}
-
 std::map<std::string, int64_t> parseSettings(const std::string &s) {
   std::map<std::string, int64_t> m;
   std::stringstream ss(s);
@@ -87,114 +39,6 @@ std::map<std::string, int64_t> parseSettings(const std::string &s) {
     if (auto eq = item.find('='); eq != std::string::npos)
       m[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
   return m;
-}
-
-struct Run {
-  double errO = 0, errState = 0, ms = 0, graphMs = 0;
-  size_t unwritten = 0;
-  bool graphIdentical = false;
-};
-
-Run runProblem(ChunkForward &fwd, const GdnProblem &p, bool bench, bool cpuReference, uint64_t seed, GdnGateKind gate) {
-  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = seed, .gate = gate}));
-  const int64_t T = p.B * p.T, N = p.numSequences();
-  std::vector<double> cu(p.cuSeqlens.begin(), p.cuSeqlens.end());
-  DeviceBuffer dCu = upload(p.varlen() ? cu : std::vector<double>{0}, DType::i64);
-  DeviceBuffer dQ = upload(in.q.data, DType::bf16), dK = upload(in.k.data, DType::bf16), dV = upload(in.v.data, DType::bf16);
-  DeviceBuffer dO(T * p.HV * p.V * 2), dH0 = upload(in.initialState.data, DType::f32), dHt(N * p.HV * p.K * p.V * 4);
-  std::vector<double> none{0};
-  DeviceBuffer dG = upload(p.gateInKernel ? none : in.g.data, DType::f32), dBeta = upload(p.gateInKernel ? none : in.beta.data, DType::f32);
-  DeviceBuffer dA = upload(p.gateInKernel ? in.a.data : none, DType::f32), dB = upload(p.gateInKernel ? in.b.data : none, DType::f32);
-  DeviceBuffer dALog = upload(p.gateInKernel ? in.aLog.data : none, DType::f32);
-  DeviceBuffer dDt = upload(p.gateInKernel ? in.dtBias.data : none, DType::f32);
-  size_t wsBytes = fwd.workspaceBytes(T, N);
-  DeviceBuffer ws(wsBytes);
-  dO.fill16(0x7FC1);       // bf16 NaN: unwritten outputs stay NaN
-  dHt.fill32(0x7FC00001);  // f32 NaN
-  ws.fill32(0x7FC00001);
-  auto t = [](const DeviceBuffer &b, DType d, std::vector<int64_t> shape) { return TensorArg{b.ptr(), d, shape, {}}; };
-  ChunkForwardTensors args;
-  args.q = t(dQ, DType::bf16, {p.B, p.T, p.H, p.K});
-  args.k = t(dK, DType::bf16, {p.B, p.T, p.H, p.K});
-  args.v = t(dV, DType::bf16, {p.B, p.T, p.HV, p.V});
-  args.o = t(dO, DType::bf16, {p.B, p.T, p.HV, p.V});
-  if (p.gateInKernel) {
-    args.a = t(dA, DType::f32, {p.B, p.T, p.HV});
-    args.b = t(dB, DType::f32, {p.B, p.T, p.HV});
-    args.aLog = t(dALog, DType::f32, {p.HV});
-    args.dtBias = t(dDt, DType::f32, {p.HV});
-  } else {
-    args.g = t(dG, DType::f32, {p.B, p.T, p.HV});
-    args.beta = t(dBeta, DType::f32, {p.B, p.T, p.HV});
-  }
-  args.initialState = t(dH0, DType::f32, p.stateShape());
-  args.finalState = t(dHt, DType::f32, p.stateShape());
-  if (p.varlen()) {
-    args.cuSeqlens = t(dCu, DType::i64, {N + 1});
-    args.hostCuSeqlens = p.cuSeqlens.data(); // grids sized by the longest sequence
-  }
-  auto launchAll = [&] { fwd(args, ws.ptr(), wsBytes); };
-  Driver &drv = Driver::get();
-  launchAll();
-  drv.check(drv.cuCtxSynchronize(), "gdn forward");
-  Run r;
-  std::vector<double> o = download(dO, T * p.HV * p.V, DType::bf16), ht = download(dHt, N * p.HV * p.K * p.V, DType::f32);
-  for (double x : o) r.unwritten += std::isnan(x);
-  for (double x : ht) r.unwritten += std::isnan(x);
-  GdnOutputs ref = cpuReference ? gdnRecurrentReference(p, in) : gdnGpuReference(p, in);
-  r.errO = relL2(o, ref.o.data);
-  r.errState = relL2(ht, ref.finalState.data);
-  if (bench) {
-    // The call captured in a CUDA graph (no allocation, no sync inside): replays give the same bits.
-    CUstream stream;
-    drv.check(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    dO.fill16(0x7FC1);
-    CUgraph graph;
-    CUgraphExec exec;
-    drv.check(drv.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-    fwd(args, ws.ptr(), wsBytes, stream);
-    drv.check(drv.cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-    drv.check(drv.cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
-    drv.check(drv.cuGraphLaunch(exec, stream), "cuGraphLaunch");
-    drv.check(drv.cuStreamSynchronize(stream), "graph replay");
-    r.graphIdentical = download(dO, T * p.HV * p.V, DType::bf16) == o;
-    CUevent g0, g1;
-    drv.check(drv.cuEventCreate(&g0, 0), "cuEventCreate");
-    drv.check(drv.cuEventCreate(&g1, 0), "cuEventCreate");
-    std::vector<float> gms;
-    for (int i = 0; i < 20; ++i) {
-      drv.check(drv.cuEventRecord(g0, stream), "record");
-      drv.check(drv.cuGraphLaunch(exec, stream), "cuGraphLaunch");
-      drv.check(drv.cuEventRecord(g1, stream), "record");
-      drv.check(drv.cuEventSynchronize(g1), "sync");
-      float v = 0;
-      drv.check(drv.cuEventElapsedTime(&v, g0, g1), "elapsed");
-      gms.push_back(v);
-    }
-    std::sort(gms.begin(), gms.end());
-    r.graphMs = gms[gms.size() / 2];
-    drv.cuGraphExecDestroy(exec);
-    drv.cuGraphDestroy(graph);
-    drv.cuStreamDestroy(stream);
-    CUevent e0, e1;
-    drv.check(drv.cuEventCreate(&e0, 0), "cuEventCreate");
-    drv.check(drv.cuEventCreate(&e1, 0), "cuEventCreate");
-    for (int w = 0; w < 3; ++w)
-      launchAll();
-    std::vector<float> ms;
-    for (int i = 0; i < 20; ++i) {
-      drv.check(drv.cuEventRecord(e0, nullptr), "record");
-      launchAll();
-      drv.check(drv.cuEventRecord(e1, nullptr), "record");
-      drv.check(drv.cuEventSynchronize(e1), "sync");
-      float v = 0;
-      drv.check(drv.cuEventElapsedTime(&v, e0, e1), "elapsed");
-      ms.push_back(v);
-    }
-    std::sort(ms.begin(), ms.end());
-    r.ms = ms[ms.size() / 2];
-  }
-  return r;
 }
 
 } // namespace
@@ -286,8 +130,9 @@ int main(int argc, char **argv) {
       p.useInitialState = p.outputFinalState = true;
       p.stateVFirst = shape.stateVFirst;
       uint64_t seed = rd();
-      Run r = runProblem(fwd, p, bench && c.bench, c.cpu, seed, gate);
-      bool ok = r.unwritten == 0 && r.errO <= 5e-3 && r.errState <= 5e-3 && (r.graphMs == 0 || r.graphIdentical);
+      GdnCheck r = checkGdnForward(
+          fwd, p, {.seed = seed, .gate = gate, .cpuReference = c.cpu, .timedIters = bench && c.bench ? 20 : 0});
+      bool ok = r.pass;
       failures += !ok;
       ++runs;
       fmt::print("gdn (H={}, HV={}, K={}, V={}) {}: rel_l2 o {:.2e}, final state {:.2e} vs {} reference, unwritten {}"

@@ -1,0 +1,36 @@
+// Checking and timing the GDN forward on the GPU through qla::gdn::ChunkForward, MLIR-free: fresh
+// random inputs with real gate spread, o and the final state poisoned (NaN) first, every element
+// against the float64 recurrence (CPU) or its double-precision NVRTC twin (GPU, for long inputs); then
+// the call timed with CUDA events, plain and as a CUDA-graph replay (which must give the same bits).
+// Used by the GPU test (qla_gpu_gdn) and by `qlac tune gdn`.
+#ifndef QLA_KERNELS_GDN_API_GDNCHECK_H
+#define QLA_KERNELS_GDN_API_GDNCHECK_H
+
+#include "gdn/api/ChunkForward.h"
+#include "gdn/reference/GdnRandom.h"
+
+#include <cstdint>
+
+namespace qla::gdn {
+
+struct GdnCheckOptions {
+  uint64_t seed = 1;
+  GdnGateKind gate = GdnGateKind::mixedDecay;
+  bool cpuReference = false; // the CPU float64 recurrence (small problems) instead of the GPU one
+  int timedIters = 0;        // > 0: time the call (median of that many, plain and as a graph replay)
+};
+
+struct GdnCheck {
+  double errO = 0, errState = 0; // relative L2 against the float64 reference
+  size_t unwritten = 0;          // outputs still NaN after the call
+  double ms = 0, graphMs = 0;    // medians (0: not timed)
+  bool graphIdentical = false;   // the graph replay wrote the same bits as the plain call
+  bool pass = false;             // nothing unwritten, both errors ≤ 5e-3, (timed) the replay identical
+};
+
+/// Needs a GPU (the driver's context current); `fwd` loaded for p's shape.
+GdnCheck checkGdnForward(ChunkForward &fwd, const GdnProblem &p, const GdnCheckOptions &options);
+
+} // namespace qla::gdn
+
+#endif
