@@ -1,9 +1,11 @@
 #include "qla/runtime/TuningDb.h"
 
+#include "qla/runtime/DiskCache.h"
 #include "qla/runtime/Error.h"
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -71,6 +73,24 @@ void TuningDb::save(const std::filesystem::path &file) const {
     std::filesystem::remove(tmp, ec);
     throw Error(fmt::format("tuning database: cannot replace {}", file.string()));
   }
+}
+
+std::filesystem::path TuningDb::defaultPath() {
+  const char *env = std::getenv("QLA_TUNING_DB");
+  return env && *env ? std::filesystem::path(env) : DiskCache::defaultRoot() / "tuning.json";
+}
+
+std::optional<std::string> TuningDb::gpuFor(const DeviceInfo &d) const {
+  const std::string own = gpuKey(d);
+  if (doc_.at("gpus").contains(own))
+    return own;
+  for (const auto &[key, gpu] : doc_.at("gpus").asObject()) {
+    const Json &dev = gpu.at("device");
+    if (dev.contains("name") && dev.at("name").asString() == d.name && dev.contains("sm_count") &&
+        dev.at("sm_count").asInt() == d.smCount)
+      return key;
+  }
+  return std::nullopt;
 }
 
 std::string TuningDb::gpuKey(const DeviceInfo &d) {

@@ -94,8 +94,8 @@ TEST_CASE("qlac tune: candidates, what the database already holds, parallel comp
   CHECK(dry.status == 0);
   CHECK_THAT(dry.output, ContainsSubstring("known M=256,N=256,K=256 ") &&
                              ContainsSubstring("would time M=256,N=256,K=256,BN=128,stages=3") &&
-                             ContainsSubstring("skip M=256,N=256,K=256,BN=300") &&
-                             ContainsSubstring("1 config(s) to compile and time"));
+                             ContainsSubstring("skip BN=300 on M=256,N=256,K=256") &&
+                             ContainsSubstring("1 run(s) of 1 config(s) to compile and time"));
 
   // Candidates compile in parallel (qlac compile processes) without a GPU.
   auto compile = qla::test::runCommand(qlac + " --shapes 256x256x256 --candidates \"BN=128,stages=3;BN=128,stages=2\" "
@@ -109,4 +109,33 @@ TEST_CASE("qlac tune: candidates, what the database already holds, parallel comp
     CHECK(noGpu.status != 0);
     CHECK_THAT(noGpu.output, ContainsSubstring("tune needs a GPU to check and time"));
   }
+}
+
+TEST_CASE("qlac tune gdn: a package a config, shared by the shapes with its heads", "[qlac][tune]") {
+  qla::test::TempDir tmp;
+  auto dbFile = tmp.path() / "tuning.json";
+  qla::TuningDb db = qla::TuningDb::load(dbFile);
+  qla::DeviceInfo gpu{.name = "NVIDIA H200", .smCount = 132};
+  db.record(gpu, {"gdn_forward", "H=1,HV=2,K=64,V=64,B=2,T=512", "H=1,HV=2,K=64,V=64,BV=64", 0.05, 3e-3, true,
+                  "2026-12-03"});
+  db.save(dbFile);
+  const std::string qlac = std::string(QLA_QLAC) + " tune gdn --db " + dbFile.string();
+  auto dry = qla::test::runCommand(qlac + " --shapes 1x2x2x512x64,1x2x1x4096x64 --candidates \"inverse_chunks=2;"
+                                          "BV=96\" --dry-run --gpu '" + qla::TuningDb::gpuKey(gpu) + "'");
+  INFO(dry.output);
+  CHECK(dry.status == 0);
+  CHECK_THAT(dry.output,
+             ContainsSubstring("known H=1,HV=2,K=64,V=64,BV=64 for H=1,HV=2,K=64,V=64,B=2,T=512") &&
+                 ContainsSubstring("would time H=1,HV=2,K=64,V=64,BV=64,inverse_chunks=2 on H=1,HV=2,K=64,V=64,B=2,T=512") &&
+                 ContainsSubstring("would time H=1,HV=2,K=64,V=64,BV=64 on H=1,HV=2,K=64,V=64,B=1,T=4096") &&
+                 ContainsSubstring("skip BV=96 on H=1,HV=2,K=64,V=64,B=2,T=512: gdn forward: BV = 96") &&
+                 ContainsSubstring("3 run(s) of 2 config(s)"));
+  auto bad = qla::test::runCommand(qlac + " --shapes 16x32 --dry-run");
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.output, ContainsSubstring("--shapes wants HxHVxBxT or HxHVxBxTxK, got '16x32'"));
+  // Each config's package (the kernels ChunkForward::fromDirectory loads, the split's included) compiles.
+  auto compile = qla::test::runCommand(qlac + " --shapes 1x2x1x4096x64 --candidates \"\" --compile-only --jobs 2");
+  INFO(compile.output);
+  CHECK(compile.status == 0);
+  CHECK_THAT(compile.output, ContainsSubstring("compiled 1 of 1") && ContainsSubstring("(10 kernels, 2 jobs)"));
 }

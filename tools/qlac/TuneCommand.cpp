@@ -1,29 +1,26 @@
-// qlac tune gemm: candidate configs per shape, compiled in parallel (qlac compile subprocesses), each
-// checked against the reference and timed on the GPU (kernels/gemm/GemmCheck), results in the tuning
-// database per GPU (qla::TuningDb). Configs already in the database for this GPU are not re-timed.
+// qlac tune <kernel>: candidate configs per shape, compiled in parallel (qlac compile subprocesses),
+// each checked against the reference and timed on the GPU by the kernel's Tuner (Tune.h), results in
+// the tuning database per GPU (qla::TuningDb). Configs already in the database for this GPU are not
+// re-timed.
 #include "Commands.h"
+#include "Tune.h"
 
-#include "gemm/Gemm.h"
-#include "gemm/GemmCheck.h"
-#include "qla/runtime/CompiledKernel.h"
 #include "qla/runtime/DeviceInfo.h"
 #include "qla/runtime/DiskCache.h"
 #include "qla/runtime/Driver.h"
 #include "qla/runtime/Error.h"
-#include "qla/runtime/TuningDb.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <filesystem>
-#include <random>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
-#include <optional>
-#include <algorithm>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,25 +31,18 @@ namespace qlac {
 namespace {
 
 constexpr const char *kUsage =
-    "usage: qlac tune gemm --shapes MxNxK[,MxNxK...] [--candidates \"S1;S2;...\"] [--db FILE] [--jobs N]\n"
-    "                      [--iters N] [--dry-run [--gpu KEY]] [--compile-only]\n\n"
-    "For each shape, every candidate config (settings added to M,N,K; the default config is always one)\n"
-    "is compiled (N jobs in parallel, qlac compile), checked against the reference on the GPU and timed\n"
-    "(median of --iters CUDA-event-timed launches, default 50). Results go to the tuning database (default\n"
-    "$QLA_TUNING_DB, else <cache root>/tuning.json), per GPU (name, SMs, shared memory, L2, clock); configs\n"
-    "it already holds for this GPU are not re-timed. Prints each shape's fastest passing config against\n"
-    "the default. --dry-run lists what would be compiled and timed (no GPU needed; --gpu KEY: against that\n"
-    "GPU's entries, as `qlac tune` prints its key); --compile-only compiles the candidates and stops.\n"
-    "Default candidates: {}\n";
-
-const std::vector<std::string> kDefaultCandidates = {
-    "",        "BN=128,stages=3", "BN=128,stages=4", "BN=128,stages=5", "BN=256,stages=3",
-    "BM=64,BN=128,stages=4", "specialize=1", "BN=128,stages=4,specialize=1"};
-
-struct Shape {
-  int64_t M, N, K;
-  std::string settings() const { return fmt::format("M={},N={},K={}", M, N, K); }
-};
+    "usage: qlac tune <gemm|gdn> --shapes S[,S...] [--candidates \"S1;S2;...\"] [--db FILE] [--jobs N]\n"
+    "                 [--iters N] [--dry-run [--gpu KEY]] [--compile-only]\n\n"
+    "For each shape, every candidate config (settings added to the shape's; the default config is always\n"
+    "one) is compiled (N jobs in parallel, qlac compile), checked against the reference on the GPU and\n"
+    "timed (median of --iters CUDA-event-timed runs, default 50). Results go to the tuning database\n"
+    "(default $QLA_TUNING_DB, else <cache root>/tuning.json), per GPU (name, SMs, shared memory, L2,\n"
+    "clock); configs it already holds for this GPU are not re-timed. Prints each shape's fastest passing\n"
+    "config against the default. --dry-run lists what would be compiled and timed (no GPU needed; --gpu\n"
+    "KEY: against that GPU's entries, as `qlac tune` prints its key); --compile-only compiles and stops.\n"
+    "  gemm: shapes MxNxK; default candidates: {}\n"
+    "  gdn:  the GDN forward's kernel set (through qla::gdn::ChunkForward, CUDA-graph replay time);\n"
+    "        shapes HxHVxBxT[xK] (K = V, default 128); default candidates: {}\n";
 
 std::vector<std::string> split(const std::string &s, char sep) {
   std::vector<std::string> out;
@@ -62,14 +52,11 @@ std::vector<std::string> split(const std::string &s, char sep) {
   return out;
 }
 
-Shape parseShape(const std::string &s) {
-  auto dims = split(s, 'x');
-  try {
-    if (dims.size() == 3)
-      return {std::stoll(dims[0]), std::stoll(dims[1]), std::stoll(dims[2])};
-  } catch (const std::exception &) {
-  }
-  throw qla::Error(fmt::format("tune: --shapes wants MxNxK, got '{}'", s));
+std::string quoted(const std::vector<std::string> &v) {
+  std::string s;
+  for (const std::string &c : v)
+    s += "\"" + c + "\" ";
+  return s;
 }
 
 std::string today() {
@@ -88,8 +75,8 @@ void progress(const char *what, size_t done, size_t total) {
     fmt::print(stderr, "\n");
 }
 
-/// `qlac compile gemm --set <settings> -o <dir>` for each job, `jobs` at a time; returns which succeeded.
-std::vector<bool> compileAll(const std::vector<std::pair<std::string, fs::path>> &work, int jobs) {
+/// `qlac compile KERNEL --set SETTINGS -o DIR` for each job, `jobs` at a time; returns which succeeded.
+std::vector<bool> compileAll(const std::vector<CompileJob> &work, int jobs) {
   std::vector<bool> ok(work.size(), false);
   std::vector<std::pair<pid_t, size_t>> running;
   size_t next = 0, done = 0;
@@ -102,8 +89,9 @@ std::vector<bool> compileAll(const std::vector<std::pair<std::string, fs::path>>
       if (pid == 0) {
         if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
           _exit(126);
-        execl("/proc/self/exe", "qlac", "compile", "gemm", "--set", work[next].first.c_str(), "-o",
-              work[next].second.c_str(), static_cast<char *>(nullptr));
+        const CompileJob &j = work[next];
+        execl("/proc/self/exe", "qlac", "compile", j.kernel.c_str(), "--set", j.settings.c_str(), "-o",
+              j.dir.c_str(), static_cast<char *>(nullptr));
         _exit(127);
       }
       if (pid < 0)
@@ -125,19 +113,38 @@ std::vector<bool> compileAll(const std::vector<std::pair<std::string, fs::path>>
 
 } // namespace
 
+std::string mergeSettings(const std::string &base, const std::string &over) {
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const std::string &text : {base, over})
+    for (const std::string &item : split(text, ',')) {
+      if (item.empty())
+        continue;
+      auto eq = item.find('=');
+      std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+      auto at = std::find_if(items.begin(), items.end(), [&](const auto &kv) { return kv.first == key; });
+      if (at == items.end())
+        items.push_back({key, value});
+      else
+        at->second = value;
+    }
+  std::string out;
+  for (const auto &[key, value] : items)
+    out += (out.empty() ? "" : ",") + key + "=" + value;
+  return out;
+}
+
 int tuneCommand(const Args &args) {
   std::string kernel = args.empty() ? "" : args[0];
-  std::string defaults;
-  for (const std::string &c : kDefaultCandidates)
-    defaults += "\"" + c + "\" ";
   if (kernel.empty() || kernel == "--help" || kernel == "-h") {
-    fmt::print(kernel.empty() ? stderr : stdout, fmt::runtime(kUsage), defaults);
+    fmt::print(kernel.empty() ? stderr : stdout, fmt::runtime(kUsage), quoted(makeGemmTuner()->defaultCandidates()),
+               quoted(makeGdnTuner()->defaultCandidates()));
     return kernel.empty() ? 2 : 0;
   }
-  if (kernel != "gemm")
-    throw qla::Error(fmt::format("tune: kernel '{}' is not tunable yet (tunable: gemm)", kernel));
-  std::vector<Shape> shapes;
-  std::vector<std::string> candidates = kDefaultCandidates;
+  std::unique_ptr<Tuner> tuner = kernel == "gemm" ? makeGemmTuner() : kernel == "gdn" ? makeGdnTuner() : nullptr;
+  if (!tuner)
+    throw qla::Error(fmt::format("tune: kernel '{}' is not tunable (tunable: gemm, gdn)", kernel));
+  std::vector<std::string> shapes;
+  std::vector<std::string> candidates = tuner->defaultCandidates();
   fs::path dbPath;
   int jobs = std::max(1u, std::thread::hardware_concurrency()), iters = 50;
   bool dryRun = false, compileOnly = false;
@@ -151,7 +158,7 @@ int tuneCommand(const Args &args) {
     };
     if (a == "--shapes")
       for (const std::string &s : split(value(), ','))
-        shapes.push_back(parseShape(s));
+        shapes.push_back(tuner->shapeKey(s));
     else if (a == "--candidates")
       candidates = split(value(), ';');
     else if (a == "--db")
@@ -170,7 +177,7 @@ int tuneCommand(const Args &args) {
       throw qla::Error(fmt::format("tune: unknown option '{}' (see 'qlac tune --help')", a));
   }
   if (shapes.empty())
-    throw qla::Error("tune: name the shapes (--shapes MxNxK,...)");
+    throw qla::Error(fmt::format("tune: name the shapes (--shapes {},...)", tuner->shapeSyntax()));
   if (std::find(candidates.begin(), candidates.end(), "") == candidates.end())
     candidates.insert(candidates.begin(), ""); // the default config is always timed: the comparison
   if (dbPath.empty()) {
@@ -195,75 +202,85 @@ int tuneCommand(const Args &args) {
                           : device            ? qla::TuningDb::gpuKey(*device)
                                               : std::string("(no GPU)");
 
-  // What to compile: valid candidates not yet in the database for this GPU.
+  // What to time: valid candidates not yet in the database for this GPU. A config is built once into
+  // its own folder, whichever shapes time it.
   struct Job {
-    Shape shape;
-    std::string config;
-    fs::path dir;
+    std::string shape, config;
   };
   std::vector<Job> todo;
+  std::map<std::string, fs::path> builds;
   fs::path work = fs::temp_directory_path() / fmt::format("qlac-tune-{}", getpid());
-  for (const Shape &s : shapes)
+  for (const std::string &s : shapes)
     for (const std::string &c : candidates) {
-      std::string config = s.settings() + (c.empty() ? "" : "," + c);
+      std::string config;
       try {
-        (void)qla::kernels::buildGemm(qla::kernels::parseGemmConfig(config)); // validates the whole config
+        config = tuner->config(s, c);
       } catch (const qla::Error &e) {
-        fmt::print("  skip {}: {}\n", config, e.what());
+        fmt::print("  skip {} on {}: {}\n", c, s, e.what());
         continue;
       }
-      if (db.find(gpu, "gemm", s.settings(), config)) {
-        fmt::print("  known {} (in {})\n", config, dbPath.string());
+      if (db.find(gpu, tuner->name(), s, config)) {
+        fmt::print("  known {} for {} (in {})\n", config, s, dbPath.string());
         continue;
       }
-      todo.push_back({s, config, work / std::to_string(todo.size())});
+      todo.push_back({s, config});
+      builds.emplace(config, work / std::to_string(builds.size()));
     }
-  fmt::print("tune gemm on {}: {} shape(s), {} config(s) to compile and time, database {}\n", gpu, shapes.size(),
-             todo.size(), dbPath.string());
+  fmt::print("tune {} on {}: {} shape(s), {} run(s) of {} config(s) to compile and time, database {}\n", kernel, gpu,
+             shapes.size(), todo.size(), builds.size(), dbPath.string());
   if (dryRun) {
     for (const Job &j : todo)
-      fmt::print("  would time {}\n", j.config);
+      fmt::print("  would time {} on {}\n", j.config, j.shape);
     return 0;
   }
   auto start = std::chrono::steady_clock::now();
-  std::vector<std::pair<std::string, fs::path>> compileWork;
-  for (const Job &j : todo)
-    compileWork.push_back({j.config, j.dir});
+  std::vector<CompileJob> compileWork;
+  std::vector<std::string> compileConfig;
+  for (const auto &[config, dir] : builds)
+    for (CompileJob &j : tuner->compileJobs(config, dir)) {
+      compileWork.push_back(std::move(j));
+      compileConfig.push_back(config);
+    }
   std::vector<bool> compiled = compileAll(compileWork, jobs);
+  std::map<std::string, bool> built;
+  for (size_t i = 0; i < compileWork.size(); ++i)
+    built[compileConfig[i]] = (built.count(compileConfig[i]) ? built[compileConfig[i]] : true) && compiled[i];
+  const double compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (compileOnly) {
-    size_t n = std::count(compiled.begin(), compiled.end(), true);
-    fmt::print("compiled {} of {} in {:.1f} s ({} jobs); nothing timed\n", n, todo.size(),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), jobs);
+    size_t n = std::count_if(built.begin(), built.end(), [](const auto &b) { return b.second; });
+    fmt::print("compiled {} of {} in {:.1f} s ({} kernels, {} jobs); nothing timed\n", n, builds.size(),
+               compileSeconds, compileWork.size(), jobs);
     fs::remove_all(work);
-    return n == todo.size() ? 0 : 1;
+    return n == builds.size() ? 0 : 1;
   }
-  std::random_device rd;
   for (size_t i = 0; i < todo.size(); ++i) {
     const Job &j = todo[i];
-    qla::TuningEntry e{"gemm", j.shape.settings(), j.config, 0, 0, false, today()};
-    if (compiled[i]) {
-      auto k = qla::CompiledKernel::fromDirectory(j.dir);
-      qla::kernels::GemmCheck r = qla::kernels::checkGemm(*k, j.shape.M, j.shape.N, j.shape.K, rd(), iters);
-      e.ms = r.ms;
-      e.error = r.relL2;
-      e.pass = r.pass;
+    qla::TuningEntry e{tuner->name(), j.shape, j.config, 0, 0, false, today()};
+    if (built[j.config]) {
+      try {
+        e = tuner->measure(j.shape, j.config, builds[j.config], iters);
+      } catch (const qla::Error &err) { // a config that does not load or launch counts as failed
+        fmt::print(stderr, "\n  {} on {}: {}\n", j.config, j.shape, err.what());
+      }
+      e.date = today();
     }
     db.record(*device, e);
     progress("timing", i + 1, todo.size());
   }
   db.save(dbPath);
   fs::remove_all(work);
-  for (const Shape &s : shapes) {
-    auto best = db.best(gpu, "gemm", s.settings());
-    auto base = db.find(gpu, "gemm", s.settings(), s.settings());
+  for (const std::string &s : shapes) {
+    auto best = db.best(gpu, tuner->name(), s);
+    auto base = db.find(gpu, tuner->name(), s, tuner->config(s, ""));
     if (!best) {
-      fmt::print("{}: no config passed\n", s.settings());
+      fmt::print("{}: no config passed\n", s);
       continue;
     }
-    fmt::print("{}: best {} {:.4f} ms; default {}\n", s.settings(), best->config, best->ms,
+    fmt::print("{}: best {} {:.4f} ms; default {}\n", s, best->config, best->ms,
                base && base->pass ? fmt::format("{:.4f} ms ({:.2f}x)", base->ms, base->ms / best->ms) : "failed");
   }
-  fmt::print("tuned in {:.1f} s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  fmt::print("tuned in {:.1f} s (compiling {:.1f} s)\n",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), compileSeconds);
   return 0;
 }
 

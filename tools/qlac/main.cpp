@@ -17,7 +17,7 @@ commands:
   passes                                  list the pipeline's passes, in order
   cache ls|verify|clear [--dir ROOT]      the kernel cache on disk: list, check checksums, empty it
   tune gemm --shapes MxNxK,...            compile candidate configs in parallel, check and time them on
-                                          the GPU, keep the results per GPU in the tuning database
+  tune gdn --shapes HxHVxBxT,...          the GPU, keep the results per GPU in the tuning database
 
 kernels: gemm, gdn_offsets, gdn_cumsum, gdn_chunk_inverse, gdn_chunk_forward, gdn_split_correct,
          gdn_split_offsets, gdn_split_windows (compile, dump);

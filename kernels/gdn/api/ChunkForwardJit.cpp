@@ -1,6 +1,10 @@
 #include "gdn/api/ChunkForwardJit.h"
 
+#include "gdn/api/TunedConfig.h"
 #include "qla/dsl/Jit.h"
+#include "qla/runtime/DeviceInfo.h"
+#include "qla/runtime/Driver.h"
+#include "qla/runtime/Error.h"
 
 #include <future>
 
@@ -26,6 +30,39 @@ ChunkForward buildChunkForward(const GdnForwardConfig &c) {
     images.cubins[i] = built.entry.files.at("kernel.cubin");
   }
   return ChunkForward(std::move(images), chunkForwardShape(c));
+}
+
+GdnForwardConfig withTunedTiles(GdnForwardConfig config, const std::string &tuned) {
+  GdnForwardConfig t = parseGdnForwardConfig(tuned);
+  config.BV = t.BV;
+  config.stages = t.stages;
+  config.inverseBlocksPerSM = t.inverseBlocksPerSM;
+  config.inverseChunks = t.inverseChunks;
+  config.inverseStages = t.inverseStages;
+  config.validate();
+  return config;
+}
+
+ChunkForward buildTunedChunkForward(const GdnForwardConfig &config, int64_t B, int64_t T,
+                                    const std::filesystem::path &dbPath, std::string *tunedFrom) {
+  Driver &drv = Driver::get();
+  if (drv.available()) {
+    drv.ensureContext();
+    TuningDb db = TuningDb::load(dbPath.empty() ? TuningDb::defaultPath() : dbPath);
+    if (auto gpu = db.gpuFor(queryDevice()))
+      if (auto e = tunedGdnForward(db, *gpu, config.H, config.HV, config.K, config.V, B, T)) {
+        GdnForwardConfig tuned = config;
+        try {
+          tuned = withTunedTiles(config, e->config);
+        } catch (const Error &) { // tiles this call's options do not allow (e.g. roles): untuned
+          return buildChunkForward(config);
+        }
+        if (tunedFrom)
+          *tunedFrom = e->shape + ": " + e->config;
+        return buildChunkForward(tuned);
+      }
+  }
+  return buildChunkForward(config);
 }
 
 } // namespace qla::gdn

@@ -60,8 +60,19 @@ std::vector<double> download(const DeviceBuffer &buf, size_t n, DType t) {
 
 } // namespace
 
+GdnCase makeGdnCase(const GdnProblem &p, const GdnCheckOptions &opt) {
+  GdnCase c{p, roundInputsForKernel(gdnRandomInputs(p, {.seed = opt.seed, .gate = opt.gate})), {}};
+  c.reference = opt.cpuReference ? gdnRecurrentReference(p, c.inputs) : gdnGpuReference(p, c.inputs);
+  return c;
+}
+
 GdnCheck checkGdnForward(ChunkForward &fwd, const GdnProblem &p, const GdnCheckOptions &opt) {
-  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = opt.seed, .gate = opt.gate}));
+  return checkGdnForward(fwd, makeGdnCase(p, opt), opt.timedIters);
+}
+
+GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters) {
+  const GdnProblem &p = c.problem;
+  const GdnInputs &in = c.inputs;
   const int64_t T = p.B * p.T, N = p.numSequences();
   std::vector<double> cu(p.cuSeqlens.begin(), p.cuSeqlens.end());
   DeviceBuffer dCu = upload(p.varlen() ? cu : std::vector<double>{0}, DType::i64);
@@ -106,11 +117,10 @@ GdnCheck checkGdnForward(ChunkForward &fwd, const GdnProblem &p, const GdnCheckO
   std::vector<double> o = download(dO, T * p.HV * p.V, DType::bf16), ht = download(dHt, N * p.HV * p.K * p.V, DType::f32);
   for (double x : o) r.unwritten += std::isnan(x);
   for (double x : ht) r.unwritten += std::isnan(x);
-  GdnOutputs ref = opt.cpuReference ? gdnRecurrentReference(p, in) : gdnGpuReference(p, in);
-  r.errO = relL2(o, ref.o.data);
-  r.errState = relL2(ht, ref.finalState.data);
+  r.errO = relL2(o, c.reference.o.data);
+  r.errState = relL2(ht, c.reference.finalState.data);
   r.pass = r.unwritten == 0 && r.errO <= 5e-3 && r.errState <= 5e-3;
-  if (opt.timedIters > 0) {
+  if (timedIters > 0) {
     // The call captured in a CUDA graph (no allocation, no sync inside): replays give the same bits.
     CUstream stream;
     drv.check(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -128,7 +138,7 @@ GdnCheck checkGdnForward(ChunkForward &fwd, const GdnProblem &p, const GdnCheckO
     drv.check(drv.cuEventCreate(&g0, 0), "cuEventCreate");
     drv.check(drv.cuEventCreate(&g1, 0), "cuEventCreate");
     std::vector<float> gms;
-    for (int i = 0; i < opt.timedIters; ++i) {
+    for (int i = 0; i < timedIters; ++i) {
       drv.check(drv.cuEventRecord(g0, stream), "record");
       drv.check(drv.cuGraphLaunch(exec, stream), "cuGraphLaunch");
       drv.check(drv.cuEventRecord(g1, stream), "record");
@@ -148,7 +158,7 @@ GdnCheck checkGdnForward(ChunkForward &fwd, const GdnProblem &p, const GdnCheckO
     for (int w = 0; w < 3; ++w)
       launchAll();
     std::vector<float> ms;
-    for (int i = 0; i < opt.timedIters; ++i) {
+    for (int i = 0; i < timedIters; ++i) {
       drv.check(drv.cuEventRecord(e0, nullptr), "record");
       launchAll();
       drv.check(drv.cuEventRecord(e1, nullptr), "record");

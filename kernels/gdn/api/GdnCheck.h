@@ -8,6 +8,7 @@
 
 #include "gdn/api/ChunkForward.h"
 #include "gdn/reference/GdnRandom.h"
+#include "gdn/reference/GdnReference.h"
 
 #include <cstdint>
 
@@ -28,7 +29,17 @@ struct GdnCheck {
   bool pass = false;             // nothing unwritten, both errors ≤ 5e-3, (timed) the replay identical
 };
 
-/// Needs a GPU (the driver's context current); `fwd` loaded for p's shape.
+/// A problem's inputs (from the seed) and its float64 reference, to check several builds against.
+struct GdnCase {
+  GdnProblem problem;
+  GdnInputs inputs;
+  GdnOutputs reference;
+};
+/// The GPU reference needs a GPU (the driver's context current).
+GdnCase makeGdnCase(const GdnProblem &p, const GdnCheckOptions &options);
+
+/// Needs a GPU (the driver's context current); `fwd` loaded for the problem's shape.
+GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters);
 GdnCheck checkGdnForward(ChunkForward &fwd, const GdnProblem &p, const GdnCheckOptions &options);
 
 } // namespace qla::gdn

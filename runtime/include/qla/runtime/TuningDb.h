@@ -31,8 +31,14 @@ public:
   /// Writes the database atomically (a temporary file renamed over `file`).
   void save(const std::filesystem::path &file) const;
 
+  /// $QLA_TUNING_DB, else <cache root>/tuning.json: where `qlac tune` writes and planners read.
+  static std::filesystem::path defaultPath();
+
   /// What identifies a GPU in the database: name, SMs, shared memory per block, L2 and clocks.
   static std::string gpuKey(const DeviceInfo &device);
+  /// The database's key for `device`: its own, else one of a GPU of the same name and SM count (the
+  /// same part at other clocks), else none.
+  std::optional<std::string> gpuFor(const DeviceInfo &device) const;
 
   std::optional<TuningEntry> find(const std::string &gpu, const std::string &kernel, const std::string &shape,
                                   const std::string &config) const;

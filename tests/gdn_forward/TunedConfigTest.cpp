@@ -1,0 +1,70 @@
+// The GDN planner reading the tuning database: which tuned build suits a call, and what of it is taken.
+#include "gdn/api/ChunkForwardJit.h"
+#include "gdn/api/TunedConfig.h"
+
+#include <catch2/catch_test_macros.hpp>
+#include <fmt/format.h>
+
+using namespace qla;
+using namespace qla::gdn;
+
+namespace {
+
+TuningDb tunedDb(const DeviceInfo &gpu) {
+  TuningDb db = TuningDb::load("/nonexistent/tuning.json");
+  auto add = [&](int64_t HV, int64_t B, int64_t T, const std::string &tiles, double ms, bool pass = true) {
+    std::string config = fmt::format("H=16,HV={},K=128,V=128,{}", HV, tiles);
+    db.record(gpu, {"gdn_forward", gdnTuningShape(16, HV, 128, 128, B, T), config, ms, 3e-3, pass, "2026-12-03"});
+  };
+  add(32, 4, 8192, "BV=64", 1.00);
+  add(32, 4, 8192, "BV=64,inverse_blocks_per_sm=4", 0.95);
+  add(32, 4, 8192, "BV=64,inverse_chunks=2", 0.90, false); // fastest, but failed its check
+  add(32, 1, 32768, "BV=64", 1.05);
+  add(32, 1, 32768, "BV=64,inverse_chunks=2", 1.04);
+  add(64, 4, 8192, "BV=128,stages=2", 1.9);
+  return db;
+}
+
+} // namespace
+
+TEST_CASE("the GDN planner takes the tuned build of the nearest tuned shape", "[gdn][tuning]") {
+  DeviceInfo h200{.name = "NVIDIA H200", .smCount = 132};
+  TuningDb db = tunedDb(h200);
+  const std::string gpu = TuningDb::gpuKey(h200);
+  auto pick = [&](int64_t HV, int64_t B, int64_t T) {
+    auto e = tunedGdnForward(db, gpu, 16, HV, 128, 128, B, T);
+    return e ? e->config : std::string("none");
+  };
+  // The shape itself: the fastest config that passed.
+  CHECK(pick(32, 4, 8192) == "H=16,HV=32,K=128,V=128,BV=64,inverse_blocks_per_sm=4");
+  CHECK(pick(32, 1, 32768) == "H=16,HV=32,K=128,V=128,BV=64,inverse_chunks=2");
+  // The same sequence count first, then the nearest length; else the nearest token count.
+  CHECK(pick(32, 4, 2048) == "H=16,HV=32,K=128,V=128,BV=64,inverse_blocks_per_sm=4");
+  CHECK(pick(32, 1, 8192) == "H=16,HV=32,K=128,V=128,BV=64,inverse_chunks=2");
+  CHECK(pick(32, 8, 4096) == "H=16,HV=32,K=128,V=128,BV=64,inverse_blocks_per_sm=4"); // 32768 tokens: both tie
+  CHECK(pick(64, 2, 16384) == "H=16,HV=64,K=128,V=128,BV=128,stages=2");
+  // Heads never tuned, or another GPU: nothing.
+  CHECK(pick(48, 4, 8192) == "none");
+  CHECK_FALSE(tunedGdnForward(db, "NVIDIA H100", 16, 32, 128, 128, 4, 8192));
+  // The same part at other clocks finds the database's entries.
+  DeviceInfo otherClock = h200;
+  otherClock.clockKHz = 1755000;
+  REQUIRE(db.gpuFor(otherClock));
+  CHECK(*db.gpuFor(otherClock) == gpu);
+  CHECK_FALSE(db.gpuFor(DeviceInfo{.name = "NVIDIA H100", .smCount = 132}));
+}
+
+TEST_CASE("a tuned build changes the tiles, not what the call computes", "[gdn][tuning]") {
+  GdnForwardConfig c = parseGdnForwardConfig("H=16,HV=32,K=128,V=128,gate_in_kernel=1,l2norm=1,final_state=1");
+  GdnForwardConfig t = withTunedTiles(c, "H=16,HV=32,K=128,V=128,BV=128,stages=2,inverse_blocks_per_sm=4,"
+                                         "inverse_chunks=2,precise=0");
+  CHECK(t.BV == 128);
+  CHECK(t.stages == 2);
+  CHECK(t.inverseBlocksPerSM == 4);
+  CHECK(t.inverseChunks == 2);
+  CHECK(t.precise == c.precise); // precision is the caller's
+  CHECK(t.gateInKernel);
+  CHECK(t.l2normQK);
+  CHECK(t.finalState);
+  CHECK_FALSE(t.initialState);
+}

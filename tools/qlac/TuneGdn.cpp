@@ -1,0 +1,119 @@
+// qlac tune gdn: build settings of the GDN forward's kernel set (the inverse's register cap and chunks
+// a block, the state kernel's value tile) per head shape and batch, each package checked against the
+// float64 reference and timed as a CUDA-graph replay through qla::gdn::ChunkForward (the planner, the
+// context split included, as a caller gets it; kernels/gdn/api/GdnCheck).
+#include "Tune.h"
+
+#include "gdn/api/GdnCheck.h"
+#include "gdn/forward/GdnForward.h"
+#include "qla/runtime/Error.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <random>
+#include <sstream>
+
+namespace qlac {
+
+namespace {
+
+struct GdnShape {
+  int64_t H, HV, B, T, K;
+};
+
+GdnShape parseGdnShapeKey(const std::string &key) {
+  GdnShape s{0, 0, 0, 0, 0};
+  std::stringstream ss(key);
+  for (std::string item; std::getline(ss, item, ',');) {
+    auto eq = item.find('=');
+    int64_t v = std::stoll(item.substr(eq + 1));
+    std::string k = item.substr(0, eq);
+    (k == "H" ? s.H : k == "HV" ? s.HV : k == "B" ? s.B : k == "T" ? s.T : s.K) = v;
+  }
+  return s;
+}
+
+class GdnTuner final : public Tuner {
+public:
+  std::string name() const override { return "gdn_forward"; }
+  std::string shapeSyntax() const override { return "HxHVxBxT[xK] (K = V, default 128)"; }
+  std::vector<std::string> defaultCandidates() const override {
+    return {"", "inverse_blocks_per_sm=4", "inverse_blocks_per_sm=2", "inverse_chunks=2", "BV=128,stages=2"};
+  }
+  std::string shapeKey(const std::string &item) const override {
+    std::vector<int64_t> d;
+    std::stringstream ss(item);
+    try {
+      for (std::string x; std::getline(ss, x, 'x');)
+        d.push_back(std::stoll(x));
+    } catch (const std::exception &) {
+      d.clear();
+    }
+    if (d.size() != 4 && d.size() != 5)
+      throw qla::Error(fmt::format("tune gdn: --shapes wants HxHVxBxT or HxHVxBxTxK, got '{}'", item));
+    const int64_t K = d.size() == 5 ? d[4] : 128;
+    return fmt::format("H={},HV={},K={},V={},B={},T={}", d[0], d[1], K, K, d[2], d[3]);
+  }
+  std::string config(const std::string &shape, const std::string &candidate) const override {
+    GdnShape s = parseGdnShapeKey(shape);
+    std::string config =
+        mergeSettings(fmt::format("H={},HV={},K={},V={},BV=64", s.H, s.HV, s.K, s.K), candidate);
+    (void)qla::gdn::parseGdnForwardConfig(config); // validates the whole config
+    return config;
+  }
+  std::vector<CompileJob> compileJobs(const std::string &config, const std::filesystem::path &dir) const override {
+    // The folder qla::gdn::ChunkForward::fromDirectory loads: the four kernels, the wide state kernel
+    // where the planner would take it, and the context split's kernels.
+    qla::gdn::GdnForwardConfig c = qla::gdn::parseGdnForwardConfig(config);
+    const std::string states = mergeSettings(config, "initial_state=1,final_state=1");
+    std::vector<CompileJob> jobs;
+    for (const char *k : qla::gdn::ChunkForwardImages::kNames)
+      jobs.push_back({k, states, dir / k});
+    if (c.BV == 64 && c.stages == 1 && c.V % 128 == 0)
+      jobs.push_back({"gdn_chunk_forward", mergeSettings(states, "BV=128,stages=2"),
+                      dir / qla::gdn::ChunkForwardImages::kWideName});
+    if (c.K == c.V && !c.stateVFirst && !c.roles) {
+      jobs.push_back({"gdn_split_offsets", config, dir / "gdn_split_offsets"});
+      jobs.push_back({"gdn_split_correct", config, dir / "gdn_split_correct"});
+      jobs.push_back({"gdn_split_windows", config, dir / "gdn_split_windows"});
+      jobs.push_back({"gdn_cumsum", mergeSettings(config, "chunk_totals=1"), dir / "gdn_split_cumsum"});
+      jobs.push_back({"gdn_chunk_forward", mergeSettings(states, "split_run=1"), dir / "gdn_chunk_forward_state"});
+      jobs.push_back(
+          {"gdn_chunk_forward", mergeSettings(states, "split_run=2"), dir / "gdn_chunk_forward_transition"});
+    }
+    return jobs;
+  }
+  qla::TuningEntry measure(const std::string &shape, const std::string &config, const std::filesystem::path &dir,
+                           int iters) override {
+    qla::gdn::GdnForwardConfig c = qla::gdn::parseGdnForwardConfig(config);
+    GdnShape s = parseGdnShapeKey(shape);
+    if (!case_ || caseShape_ != shape) { // one set of inputs and one reference a shape, for every config
+      case_.reset();
+      qla::gdn::GdnProblem p;
+      p.B = s.B;
+      p.T = s.T;
+      p.H = s.H;
+      p.HV = s.HV;
+      p.K = p.V = s.K;
+      p.useInitialState = p.outputFinalState = true;
+      case_ = qla::gdn::makeGdnCase(p, {.seed = rd_(), .gate = qla::gdn::GdnGateKind::logsigmoid});
+      caseShape_ = shape;
+    }
+    qla::gdn::ChunkForward fwd = qla::gdn::ChunkForward::fromDirectory(
+        dir, {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, true, true, c.stateVFirst});
+    qla::gdn::GdnCheck r = qla::gdn::checkGdnForward(fwd, *case_, iters);
+    return {"gdn_forward", shape, config, r.graphMs, std::max(r.errO, r.errState), r.pass, ""};
+  }
+
+private:
+  std::random_device rd_;
+  std::optional<qla::gdn::GdnCase> case_;
+  std::string caseShape_;
+};
+
+} // namespace
+
+std::unique_ptr<Tuner> makeGdnTuner() { return std::make_unique<GdnTuner>(); }
+
+} // namespace qlac
