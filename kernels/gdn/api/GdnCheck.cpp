@@ -60,6 +60,21 @@ std::vector<double> download(const DeviceBuffer &buf, size_t n, DType t) {
 
 } // namespace
 
+struct GdnDeviceInputs {
+  GdnDeviceInputs(const GdnProblem &p, const GdnInputs &in)
+      : cu(upload(p.varlen() ? std::vector<double>(p.cuSeqlens.begin(), p.cuSeqlens.end()) : std::vector<double>{0},
+                  DType::i64)),
+        q(upload(in.q.data, DType::bf16)), k(upload(in.k.data, DType::bf16)), v(upload(in.v.data, DType::bf16)),
+        h0(upload(in.initialState.data, DType::f32)), g(upload(p.gateInKernel ? none() : in.g.data, DType::f32)),
+        beta(upload(p.gateInKernel ? none() : in.beta.data, DType::f32)),
+        a(upload(p.gateInKernel ? in.a.data : none(), DType::f32)),
+        b(upload(p.gateInKernel ? in.b.data : none(), DType::f32)),
+        aLog(upload(p.gateInKernel ? in.aLog.data : none(), DType::f32)),
+        dt(upload(p.gateInKernel ? in.dtBias.data : none(), DType::f32)) {}
+  static std::vector<double> none() { return {0}; }
+  DeviceBuffer cu, q, k, v, h0, g, beta, a, b, aLog, dt;
+};
+
 GdnCase makeGdnCase(const GdnProblem &p, const GdnCheckOptions &opt) {
   GdnCase c{p, roundInputsForKernel(gdnRandomInputs(p, {.seed = opt.seed, .gate = opt.gate})), {}};
   c.reference = opt.cpuReference ? gdnRecurrentReference(p, c.inputs) : gdnGpuReference(p, c.inputs);
@@ -74,15 +89,10 @@ GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters) {
   const GdnProblem &p = c.problem;
   const GdnInputs &in = c.inputs;
   const int64_t T = p.B * p.T, N = p.numSequences();
-  std::vector<double> cu(p.cuSeqlens.begin(), p.cuSeqlens.end());
-  DeviceBuffer dCu = upload(p.varlen() ? cu : std::vector<double>{0}, DType::i64);
-  DeviceBuffer dQ = upload(in.q.data, DType::bf16), dK = upload(in.k.data, DType::bf16), dV = upload(in.v.data, DType::bf16);
-  DeviceBuffer dO(T * p.HV * p.V * 2), dH0 = upload(in.initialState.data, DType::f32), dHt(N * p.HV * p.K * p.V * 4);
-  std::vector<double> none{0};
-  DeviceBuffer dG = upload(p.gateInKernel ? none : in.g.data, DType::f32), dBeta = upload(p.gateInKernel ? none : in.beta.data, DType::f32);
-  DeviceBuffer dA = upload(p.gateInKernel ? in.a.data : none, DType::f32), dB = upload(p.gateInKernel ? in.b.data : none, DType::f32);
-  DeviceBuffer dALog = upload(p.gateInKernel ? in.aLog.data : none, DType::f32);
-  DeviceBuffer dDt = upload(p.gateInKernel ? in.dtBias.data : none, DType::f32);
+  if (!c.device) // uploaded once a case: later checks of other builds reuse them (inputs are read-only)
+    c.device = std::make_shared<const GdnDeviceInputs>(p, in);
+  const GdnDeviceInputs &d = *c.device;
+  DeviceBuffer dO(T * p.HV * p.V * 2), dHt(N * p.HV * p.K * p.V * 4);
   size_t wsBytes = fwd.workspaceBytes(T, N);
   DeviceBuffer ws(wsBytes);
   dO.fill16(0x7FC1);       // bf16 NaN: unwritten outputs stay NaN
@@ -90,23 +100,23 @@ GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters) {
   ws.fill32(0x7FC00001);
   auto t = [](const DeviceBuffer &b, DType d, std::vector<int64_t> shape) { return TensorArg{b.ptr(), d, shape, {}}; };
   ChunkForwardTensors args;
-  args.q = t(dQ, DType::bf16, {p.B, p.T, p.H, p.K});
-  args.k = t(dK, DType::bf16, {p.B, p.T, p.H, p.K});
-  args.v = t(dV, DType::bf16, {p.B, p.T, p.HV, p.V});
+  args.q = t(d.q, DType::bf16, {p.B, p.T, p.H, p.K});
+  args.k = t(d.k, DType::bf16, {p.B, p.T, p.H, p.K});
+  args.v = t(d.v, DType::bf16, {p.B, p.T, p.HV, p.V});
   args.o = t(dO, DType::bf16, {p.B, p.T, p.HV, p.V});
   if (p.gateInKernel) {
-    args.a = t(dA, DType::f32, {p.B, p.T, p.HV});
-    args.b = t(dB, DType::f32, {p.B, p.T, p.HV});
-    args.aLog = t(dALog, DType::f32, {p.HV});
-    args.dtBias = t(dDt, DType::f32, {p.HV});
+    args.a = t(d.a, DType::f32, {p.B, p.T, p.HV});
+    args.b = t(d.b, DType::f32, {p.B, p.T, p.HV});
+    args.aLog = t(d.aLog, DType::f32, {p.HV});
+    args.dtBias = t(d.dt, DType::f32, {p.HV});
   } else {
-    args.g = t(dG, DType::f32, {p.B, p.T, p.HV});
-    args.beta = t(dBeta, DType::f32, {p.B, p.T, p.HV});
+    args.g = t(d.g, DType::f32, {p.B, p.T, p.HV});
+    args.beta = t(d.beta, DType::f32, {p.B, p.T, p.HV});
   }
-  args.initialState = t(dH0, DType::f32, p.stateShape());
+  args.initialState = t(d.h0, DType::f32, p.stateShape());
   args.finalState = t(dHt, DType::f32, p.stateShape());
   if (p.varlen()) {
-    args.cuSeqlens = t(dCu, DType::i64, {N + 1});
+    args.cuSeqlens = t(d.cu, DType::i64, {N + 1});
     args.hostCuSeqlens = p.cuSeqlens.data(); // grids sized by the longest sequence
   }
   auto launchAll = [&] { fwd(args, ws.ptr(), wsBytes); };

@@ -11,6 +11,7 @@
 #include "gdn/reference/GdnReference.h"
 
 #include <cstdint>
+#include <memory>
 
 namespace qla::gdn {
 
@@ -29,11 +30,14 @@ struct GdnCheck {
   bool pass = false;             // nothing unwritten, both errors ≤ 5e-3, (timed) the replay identical
 };
 
+struct GdnDeviceInputs; // the inputs on the GPU, uploaded by the first check of a case
+
 /// A problem's inputs (from the seed) and its float64 reference, to check several builds against.
 struct GdnCase {
   GdnProblem problem;
   GdnInputs inputs;
   GdnOutputs reference;
+  mutable std::shared_ptr<const GdnDeviceInputs> device;
 };
 /// The GPU reference needs a GPU (the driver's context current).
 GdnCase makeGdnCase(const GdnProblem &p, const GdnCheckOptions &options);
