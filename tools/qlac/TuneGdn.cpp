@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -88,6 +89,8 @@ public:
                            int iters) override {
     qla::gdn::GdnForwardConfig c = qla::gdn::parseGdnForwardConfig(config);
     GdnShape s = parseGdnShapeKey(shape);
+    auto start = std::chrono::steady_clock::now();
+    auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     if (!case_ || caseShape_ != shape) { // one set of inputs and one reference a shape, for every config
       case_.reset();
       qla::gdn::GdnProblem p;
@@ -99,10 +102,13 @@ public:
       p.useInitialState = p.outputFinalState = true;
       case_ = qla::gdn::makeGdnCase(p, {.seed = rd_(), .gate = qla::gdn::GdnGateKind::logsigmoid});
       caseShape_ = shape;
+      fmt::print("  {}: inputs and float64 reference in {:.1f} s\n", shape, seconds());
+      start = std::chrono::steady_clock::now();
     }
     qla::gdn::ChunkForward fwd = qla::gdn::ChunkForward::fromDirectory(
         dir, {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, true, true, c.stateVFirst});
     qla::gdn::GdnCheck r = qla::gdn::checkGdnForward(fwd, *case_, iters);
+    fmt::print("  {} on {}: checked and timed in {:.1f} s\n", config, shape, seconds());
     return {"gdn_forward", shape, config, r.graphMs, std::max(r.errO, r.errState), r.pass, ""};
   }
 
