@@ -1,9 +1,16 @@
-// The GDN planner reading the tuning database: which tuned build suits a call, and what of it is taken.
+// The GDN planner reading the tuning database (which tuned build suits a call, what of it is taken),
+// and the comparison the GPU check and qlac tune gdn use.
 #include "gdn/api/ChunkForwardJit.h"
+#include "gdn/api/GdnCheck.h"
 #include "gdn/api/TunedConfig.h"
 
 #include <catch2/catch_test_macros.hpp>
 #include <fmt/format.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <random>
 
 using namespace qla;
 using namespace qla::gdn;
@@ -67,4 +74,29 @@ TEST_CASE("a tuned build changes the tiles, not what the call computes", "[gdn][
   CHECK(t.l2normQK);
   CHECK(t.finalState);
   CHECK_FALSE(t.initialState);
+}
+
+TEST_CASE("the GPU check's comparison agrees with relL2 and counts unwritten outputs", "[gdn][check]") {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> normal;
+  std::vector<double> ref(100003), got(ref.size());
+  std::vector<float> f32(ref.size());
+  std::vector<uint16_t> bf16(ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    ref[i] = normal(rng);
+    got[i] = roundToBf16(ref[i] * (1 + 1e-3 * normal(rng)));
+    f32[i] = static_cast<float>(got[i]);
+    bf16[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(f32[i]) >> 16); // exact: got is a bf16 value
+  }
+  const double expected = relL2(std::span<const double>(got), std::span<const double>(ref));
+  Compared b = compareToReference(bf16, ref), f = compareToReference(f32, ref);
+  CHECK(expected > 0);
+  CHECK(std::abs(b.relL2 - expected) <= 1e-12 * expected);
+  CHECK(std::abs(f.relL2 - expected) <= 1e-12 * expected);
+  CHECK(b.nans == 0);
+  bf16[77] = 0x7FC1; // the poison of an unwritten output
+  f32[5] = std::numeric_limits<float>::quiet_NaN();
+  CHECK(compareToReference(bf16, ref).nans == 1);
+  CHECK(std::isnan(compareToReference(bf16, ref).relL2));
+  CHECK(compareToReference(f32, ref).nans == 1);
 }

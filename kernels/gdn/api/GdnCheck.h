@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace qla::gdn {
 
@@ -41,6 +42,15 @@ struct GdnCase {
 };
 /// The GPU reference needs a GPU (the driver's context current).
 GdnCase makeGdnCase(const GdnProblem &p, const GdnCheckOptions &options);
+
+/// An output (bf16 bits or f32) against its float64 reference without a double copy of it (gigabytes
+/// on long calls), over the cores: the relative L2 error (NaN if any value is NaN) and the NaNs counted.
+struct Compared {
+  double relL2 = 0;
+  size_t nans = 0;
+};
+Compared compareToReference(const std::vector<uint16_t> &bf16, const std::vector<double> &reference);
+Compared compareToReference(const std::vector<float> &f32, const std::vector<double> &reference);
 
 /// Needs a GPU (the driver's context current); `fwd` loaded for the problem's shape.
 GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters);
