@@ -300,6 +300,18 @@ void ChunkForward::validate(const ChunkForwardTensors &t) const {
     expectAbsent(t.finalState, "final_state", "these kernels were built without a final state");
 }
 
+void ChunkForward::load() {
+  for (size_t i = 0; i < loaded_.size(); ++i)
+    if (!loaded_[i])
+      loaded_[i] = std::make_unique<CompiledKernel>(images_.manifests[i], images_.cubins[i]);
+  if (wideBV_ && !wide_)
+    wide_ = std::make_unique<CompiledKernel>(images_.wideManifest, images_.wideCubin);
+  if (images_.hasSplit()) // all loaded on the first call, not inside a later graph capture
+    for (size_t i = 0; i < split_.size(); ++i)
+      if (!split_[i])
+        split_[i] = std::make_unique<CompiledKernel>(images_.splitManifests[i], images_.splitCubins[i]);
+}
+
 void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspace, size_t workspaceBytes,
                               CUstream stream) {
   validate(t);
@@ -314,15 +326,7 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     throw Error(fmt::format("{}: argument 'workspace': expected {} bytes, 256-byte aligned (workspaceBytes({}, {})), "
                             "got {} bytes at 0x{:x}",
                             kWho, l.total, s.tokens, s.N, workspaceBytes, workspace));
-  for (size_t i = 0; i < loaded_.size(); ++i)
-    if (!loaded_[i])
-      loaded_[i] = std::make_unique<CompiledKernel>(images_.manifests[i], images_.cubins[i]);
-  if (wideBV_ && !wide_)
-    wide_ = std::make_unique<CompiledKernel>(images_.wideManifest, images_.wideCubin);
-  if (images_.hasSplit()) // all loaded on the first call, not inside a later graph capture
-    for (size_t i = 0; i < split_.size(); ++i)
-      if (!split_[i])
-        split_[i] = std::make_unique<CompiledKernel>(images_.splitManifests[i], images_.splitCubins[i]);
+  load();
 
   const int64_t T = s.tokens, N = s.N;
   auto packed = [](const TensorArg &x, DType d, std::vector<int64_t> shape) { return TensorArg{x.data, d, shape, {}}; };

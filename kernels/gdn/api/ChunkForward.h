@@ -95,6 +95,9 @@ public:
   /// Throws qla::Error("gdn chunk_forward: argument 'x': expected …, got …") for the first argument
   /// that does not fit; needs no GPU.
   void validate(const ChunkForwardTensors &t) const;
+  /// Loads every kernel's module on the current context (what the first call does otherwise): before a
+  /// CUDA-graph capture, or to time loading. Needs a GPU.
+  void load();
   /// validate(), then the kernels on `stream`. Loads the kernels on the first call.
   void operator()(const ChunkForwardTensors &t, CUdeviceptr workspace, size_t workspaceBytes,
                   CUstream stream = nullptr);
