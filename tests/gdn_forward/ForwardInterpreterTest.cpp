@@ -11,6 +11,7 @@
 #include <catch2/generators/catch_generators.hpp>
 
 #include <random>
+#include <tuple>
 
 using namespace qla::gdn;
 using qla::HostTensor;
@@ -138,18 +139,22 @@ TEST_CASE("gdn forward on the interpreter: pipelined copies read past each seque
   CHECK(relL2(piped.finalState, plain.finalState) == 0.0);
 }
 
-TEST_CASE("gdn forward on the interpreter: the inverse taking several chunks a block, pipelined",
+TEST_CASE("gdn forward on the interpreter: the inverse taking several chunks or heads a block, pipelined",
           "[gdn][interpreter]") {
-  // gdn_chunk_inverse with inverse_chunks chunks a block (the grid's z divided) and its q, k copies
-  // through TMA rings without sequence bounds: the same numbers as one chunk a block, bounded.
+  // gdn_chunk_inverse with inverse_chunks chunks a block (the grid's z divided), its q, k copies
+  // through TMA rings without sequence bounds, or inverse_heads value heads of a key head a block (the
+  // grid's x divided): the same numbers as one chunk and one head a block, bounded.
   GdnProblem p = problem(1, 0, 2, 4, 64, 64);
   p.cuSeqlens = {0, 1, 64, 129, 200, 263, 400};
   p.T = 400;
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
   GdnOutputs plain = interpretGdnForward(p, in);
-  auto [chunks, stages] = GENERATE(std::pair<int64_t, int64_t>{3, 1}, std::pair<int64_t, int64_t>{2, 2});
-  GdnOutputs grouped = interpretGdnForward(p, in, {.inverseChunks = chunks, .inverseStages = stages});
-  INFO("inverse_chunks " << chunks << ", inverse_stages " << stages);
+  auto [chunks, stages, heads] = GENERATE(std::tuple<int64_t, int64_t, int64_t>{3, 1, 1},
+                                          std::tuple<int64_t, int64_t, int64_t>{2, 2, 1},
+                                          std::tuple<int64_t, int64_t, int64_t>{1, 1, 2});
+  GdnOutputs grouped =
+      interpretGdnForward(p, in, {.inverseChunks = chunks, .inverseStages = stages, .inverseHeads = heads});
+  INFO("inverse_chunks " << chunks << ", inverse_stages " << stages << ", inverse_heads " << heads);
   CHECK(relL2(grouped.o, plain.o) == 0.0);
   CHECK(relL2(grouped.finalState, plain.finalState) == 0.0);
   GdnOutputs ref = gdnRecurrentReference(p, in);

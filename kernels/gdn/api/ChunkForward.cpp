@@ -214,9 +214,12 @@ ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
   // gdn_chunk_inverse takes inverse_chunks chunks a block: its grid's z is the chunks over that.
   inverseChunks_ = shape_.inverseChunks > 0 ? shape_.inverseChunks
                                             : configSetting(images_.manifests[2], "inverse_chunks", 1);
-  if (inverseChunks_ < 1)
-    throw Error(fmt::format("{}: gdn_chunk_inverse's build has inverse_chunks = {}: expected at least 1", kWho,
-                            inverseChunks_));
+  inverseHeads_ = shape_.inverseHeads > 0 ? shape_.inverseHeads
+                                          : configSetting(images_.manifests[2], "inverse_heads", 1);
+  if (inverseChunks_ < 1 || inverseHeads_ < 1 || shape_.HV % inverseHeads_ != 0)
+    throw Error(fmt::format("{}: gdn_chunk_inverse's build has inverse_chunks = {}, inverse_heads = {}: expected at "
+                            "least 1 each, inverse_heads dividing HV = {}",
+                            kWho, inverseChunks_, inverseHeads_, shape_.HV));
   if (images_.hasSplit())
     for (size_t i = 0; i < images_.splitManifests.size(); ++i)
       checkSplitTensors(shape_, i, images_.splitManifests[i]);
@@ -357,7 +360,7 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     cumsum.push_back(beta);
   }
   loaded_[1]->launch(cumsum, stream, {hv, n, chunks});
-  loaded_[2]->launch({cu, q, k, gcum, beta, a, aqk}, stream, {hv, n, inverseGridZ(chunks)});
+  loaded_[2]->launch({cu, q, k, gcum, beta, a, aqk}, stream, {hv / static_cast<uint32_t>(inverseHeads_), n, inverseGridZ(chunks)});
   std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum, a, aqk,
                                  packed(t.o, DType::bf16, {T, sh.HV * sh.V})};
   const std::vector<int64_t> states = sh.stateVFirst ? std::vector<int64_t>{N * sh.HV * sh.V, sh.K}
@@ -419,7 +422,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   }
   cumsum.push_back(totals);
   split_[4]->launch(cumsum, stream, {hv, segs, chunks});
-  loaded_[2]->launch({segCu, q, k, gcum, beta, a, aqk}, stream, {hv, segs, inverseGridZ(chunks)});
+  loaded_[2]->launch({segCu, q, k, gcum, beta, a, aqk}, stream, {hv / u32(inverseHeads_), segs, inverseGridZ(chunks)});
   split_[5]->launch({first, segCu, totals, threshold, endRuns, transitionRuns}, stream, {hv, u32(N), u32(m)});
   // The end and transition runs (gdn_chunk_forward split_run = 1, 2, made by qla-context-split, with the
   // main forward's BV: pack_gdn.sh) read their initial-state tensor only for the states' places: `starts`

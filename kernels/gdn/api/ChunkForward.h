@@ -41,7 +41,8 @@ struct ChunkForwardShape {
   int64_t H = 0, HV = 0, K = 0, V = 0, BV = 0;
   bool gateInKernel = false, initialState = false, finalState = false;
   bool stateVFirst = false; // states stored [V][K] per head
-  int64_t inverseChunks = 0; // chunks a block of gdn_chunk_inverse takes; 0: its manifest's config says (else 1)
+  // Chunks and value heads a block of gdn_chunk_inverse takes; 0: its manifest's config says (else 1).
+  int64_t inverseChunks = 0, inverseHeads = 0;
 };
 
 /// The kernels: manifest + cubin each.
@@ -114,7 +115,7 @@ private:
   std::unique_ptr<CompiledKernel> wide_;
   std::array<std::unique_ptr<CompiledKernel>, 6> split_;
   int64_t wideBV_ = 0; // 0: no wide build
-  int64_t inverseChunks_ = 1; // chunks a block of gdn_chunk_inverse takes
+  int64_t inverseChunks_ = 1, inverseHeads_ = 1; // chunks and value heads a block of gdn_chunk_inverse takes
   uint32_t inverseGridZ(uint32_t chunks) const {
     return static_cast<uint32_t>((chunks + inverseChunks_ - 1) / inverseChunks_);
   }

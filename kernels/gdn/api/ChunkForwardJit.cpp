@@ -11,7 +11,7 @@
 namespace qla::gdn {
 
 ChunkForwardShape chunkForwardShape(const GdnForwardConfig &c) {
-  return {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, c.initialState, c.finalState, c.stateVFirst, c.inverseChunks};
+  return {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, c.initialState, c.finalState, c.stateVFirst, c.inverseChunks, c.inverseHeads};
 }
 
 ChunkForward buildChunkForward(const GdnForwardConfig &c) {
@@ -39,6 +39,7 @@ GdnForwardConfig withTunedTiles(GdnForwardConfig config, const std::string &tune
   config.inverseBlocksPerSM = t.inverseBlocksPerSM;
   config.inverseChunks = t.inverseChunks;
   config.inverseStages = t.inverseStages;
+  config.inverseHeads = t.inverseHeads;
   config.validate();
   return config;
 }

@@ -43,6 +43,9 @@ void GdnForwardConfig::validate() const {
     throw fail(fmt::format("inverse_chunks = {} is not supported (1 to 64 chunks a block)", inverseChunks));
   if (inverseStages < 1 || inverseStages > 4)
     throw fail(fmt::format("inverse_stages = {} is not supported (1: plain copies, 2 to 4: TMA rings)", inverseStages));
+  if (inverseHeads < 1 || H <= 0 || HV % H != 0 || (HV / H) % inverseHeads != 0)
+    throw fail(fmt::format("inverse_heads = {} must divide HV / H = {} (value heads sharing a key head)", inverseHeads,
+                           H > 0 ? HV / H : 0));
   if (!std::isfinite(scale))
     throw fail("scale must be finite");
 }
@@ -60,7 +63,7 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"final_state", flag(c.finalState)}, {"state_v_first", flag(c.stateVFirst)},
                           {"BV", field(c.BV)}, {"precise", field(c.precise)},
                           {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)},
-                          {"inverse_chunks", field(c.inverseChunks)}, {"inverse_stages", field(c.inverseStages)}, {"stages", field(c.stages)},
+                          {"inverse_chunks", field(c.inverseChunks)}, {"inverse_heads", field(c.inverseHeads)}, {"inverse_stages", field(c.inverseStages)}, {"stages", field(c.stages)},
                           {"roles", flag(c.roles)}, {"state_only", flag(c.stateOnly)},
                           {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)}});
   c.validate();

@@ -43,6 +43,9 @@ struct GdnForwardConfig {
   // of that many chunks (the next chunk's loads in flight while this one is inverted).
   int64_t inverseChunks = 1;
   int64_t inverseStages = 1;
+  // gdn_chunk_inverse: value heads one block takes in turn (a divisor of HV / H: they share the key
+  // head, so q and k are loaded once for them); its grid's x is HV / inverse_heads.
+  int64_t inverseHeads = 1;
   // gdn_chunk_forward's loads of q, k, v, a and aqk: 1 copies them each chunk (bounded at the sequence
   // end); 2 or more pipelines them through TMA rings of that many chunks (qla-pipeline), reading
   // past the sequence end into the next one (those rows are masked out: an inf or NaN there would

@@ -16,10 +16,10 @@ GdnForwardConfig forwardConfigFor(const GdnProblem &problem);
 enum class ForwardRun { full, stateOnly };
 
 /// Build settings of the kernels run (GdnForwardConfig): `stages` >= 2 builds gdn_chunk_forward with
-/// pipelined, unbounded copies; inverseChunks and inverseStages are gdn_chunk_inverse's.
+/// pipelined, unbounded copies; the inverse* fields are gdn_chunk_inverse's.
 struct InterpretOptions {
   int64_t stages = 1;
-  int64_t inverseChunks = 1, inverseStages = 1;
+  int64_t inverseChunks = 1, inverseStages = 1, inverseHeads = 1;
   ForwardRun run = ForwardRun::full;
 };
 GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs, const InterpretOptions &options = {});

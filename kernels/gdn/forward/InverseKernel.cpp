@@ -7,6 +7,8 @@
 #include "gdn/forward/GdnForward.h"
 #include "gdn/forward/Normalize.h"
 
+#include <functional>
+
 namespace qla::gdn {
 
 using dsl::DType;
@@ -60,6 +62,18 @@ Tile invertOnTensorCores(dsl::Kernel &k, const Tile &n, const Tile &rows, const 
   return x;
 }
 
+/// body(j) for the block's value heads j = 0 … heads − 1: one copy of the code in a loop (none for one).
+void headLoop(dsl::Kernel &k, int64_t heads, const std::function<void(Index)> &body) {
+  if (heads == 1) {
+    body(Index(0));
+    return;
+  }
+  k.loop(0, heads, 1, 1, {}, [&](Index j, const Tiles &) {
+    body(j);
+    return Tiles{};
+  });
+}
+
 } // namespace
 
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
@@ -76,9 +90,10 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   k->threads(128);
   if (c.inverseBlocksPerSM > 0)
     k->minBlocksPerSM(c.inverseBlocksPerSM);
-  k->grid(c.HV, -1, -1); // (value head, sequence, inverse_chunks chunks): chunks are independent here
+  // (inverse_heads value heads of one key head, sequence, inverse_chunks chunks): chunks are independent.
+  k->grid(c.HV / c.inverseHeads, -1, -1);
 
-  Index hv = k->blockId(0), n = k->blockId(1), h = hv / (c.HV / c.H);
+  Index hvFirst = k->blockId(0) * c.inverseHeads, n = k->blockId(1), h = hvFirst / (c.HV / c.H);
   Index bos = k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
   Index first = k->blockId(2) * c.inverseChunks;
   // Pipelined copies read whole chunks: past the sequence end they read the next sequence (or zeros
@@ -88,10 +103,13 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   Index last = k->min(first + c.inverseChunks, (eos - bos + (C - 1)) / C);
   k->loop(first, last, 1, c.inverseStages, {}, [&](Index chunk, const Tiles &) {
     Index t0 = bos + chunk * C;
-    Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
-    Tile beta = k->load(betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
+    // q and k once for the block's value heads (they share the key head).
     Tile qc = keyTile(*k, q, {t0, h * c.K}, {C, c.K}, bounded({eos, c.H * c.K}), c.l2normQK);
     Tile kc = keyTile(*k, keys, {t0, h * c.K}, {C, c.K}, bounded({eos, c.H * c.K}), c.l2normQK);
+    headLoop(*k, c.inverseHeads, [&](Index j) {
+    Index hv = hvFirst + j;
+    Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
+    Tile beta = k->load(betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
     Tile kk = k->gemm(kc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
     Tile qk = k->gemm(qc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
     Tile rows = k->iota({C, C}, 0), cols = k->iota({C, C}, 1);
@@ -110,6 +128,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     k->store(k->map({a0, gamma(), k->broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
                     [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }),
              aOut, {t0, hv * C}, {eos, c.HV * C});
+    });
     return Tiles{};
   });
   return k;
