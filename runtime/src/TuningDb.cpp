@@ -80,14 +80,22 @@ std::filesystem::path TuningDb::defaultPath() {
   return env && *env ? std::filesystem::path(env) : DiskCache::defaultRoot() / "tuning.json";
 }
 
-std::optional<std::string> TuningDb::gpuFor(const DeviceInfo &d) const {
+std::optional<std::string> TuningDb::gpuFor(const DeviceInfo &d, const std::string &kernel) const {
+  auto holds = [&](const Json &gpu) {
+    if (kernel.empty())
+      return true;
+    for (const Json &e : gpu.at("entries").asArray())
+      if (e.at("kernel").asString() == kernel)
+        return true;
+    return false;
+  };
   const std::string own = gpuKey(d);
-  if (doc_.at("gpus").contains(own))
+  if (const Json *g = doc_.at("gpus").find(own); g && holds(*g))
     return own;
   for (const auto &[key, gpu] : doc_.at("gpus").asObject()) {
     const Json &dev = gpu.at("device");
     if (dev.contains("name") && dev.at("name").asString() == d.name && dev.contains("sm_count") &&
-        dev.at("sm_count").asInt() == d.smCount)
+        dev.at("sm_count").asInt() == d.smCount && holds(gpu))
       return key;
   }
   return std::nullopt;

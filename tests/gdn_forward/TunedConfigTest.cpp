@@ -100,3 +100,21 @@ TEST_CASE("the GPU check's comparison agrees with relL2 and counts unwritten out
   CHECK(std::isnan(compareToReference(bf16, ref).relL2));
   CHECK(compareToReference(f32, ref).nans == 1);
 }
+
+TEST_CASE("the JIT kernel set with the planner's kernels is the set qlac tune gdn times", "[gdn][tuning][jit]") {
+  GdnForwardConfig c = parseGdnForwardConfig("H=1,HV=2,K=128,V=128,initial_state=1,final_state=1");
+  CHECK(gdnForwardPackage(c, false).size() == 4);
+  CHECK(gdnForwardPackage(c, true).size() == 11); // + the wide state kernel + the split's six
+  // No split without states, no wide tile over TMA rings.
+  CHECK(gdnForwardPackage(parseGdnForwardConfig("H=1,HV=2,K=128,V=128"), true).size() == 5);
+  CHECK(gdnForwardPackage(parseGdnForwardConfig("H=1,HV=2,K=128,V=128,stages=2,initial_state=1,final_state=1"), true)
+            .size() == 10);
+  // Built and loaded as ChunkForward (its tensor lists checked by name); the planner has both tiles and
+  // the split to choose from.
+  ChunkForward fwd = buildChunkForward(c, true);
+  CHECK(fwd.forwardTile(1) == 64);
+  CHECK(fwd.forwardTile(64) == 128);
+  SplitPolicy policy{.sms = 132};
+  CHECK(fwd.segmentsPerSequence(1, 32768, &policy) > 1);
+  CHECK(buildChunkForward(c).segmentsPerSequence(1, 32768, &policy) == 1); // the four kernels alone
+}

@@ -253,25 +253,41 @@ int tuneCommand(const Args &args) {
     fs::remove_all(work);
     return n == builds.size() ? 0 : 1;
   }
+  // A config whose check or timing throws is not recorded (a later run times it again); after an error
+  // that leaves the GPU context unusable (an illegal address, say) nothing more can run in this process,
+  // so the run stops there. The database is saved after every entry.
+  size_t unrecorded = 0;
   for (size_t i = 0; i < todo.size(); ++i) {
     const Job &j = todo[i];
     qla::TuningEntry e{tuner->name(), j.shape, j.config, 0, 0, false, today()};
-    if (built[j.config]) {
+    if (built[j.config]) { // a config that does not compile counts as failed
       try {
         e = tuner->measure(j.shape, j.config, builds[j.config], iters);
-      } catch (const qla::Error &err) { // a config that does not load or launch counts as failed
-        fmt::print(stderr, "\n  {} on {}: {}\n", j.config, j.shape, err.what());
+        e.date = today();
+      } catch (const std::exception &err) {
+        fmt::print(stderr, "\n  {} on {}: {} (not recorded)\n", j.config, j.shape, err.what());
+        ++unrecorded;
+        if (drv.cuCtxSynchronize() != CUDA_SUCCESS) {
+          fmt::print(stderr, "  the GPU context failed: stopping; {} run(s) not timed\n", todo.size() - i - 1);
+          unrecorded += todo.size() - i - 1;
+          break;
+        }
+        progress("timing", i + 1, todo.size());
+        continue;
       }
-      e.date = today();
     }
     db.record(*device, e);
+    db.save(dbPath);
     progress("timing", i + 1, todo.size());
   }
-  db.save(dbPath);
   fs::remove_all(work);
   for (const std::string &s : shapes) {
     auto best = db.best(gpu, tuner->name(), s);
-    auto base = db.find(gpu, tuner->name(), s, tuner->config(s, ""));
+    std::optional<qla::TuningEntry> base;
+    try {
+      base = db.find(gpu, tuner->name(), s, tuner->config(s, ""));
+    } catch (const qla::Error &) { // the default refused for this shape: no comparison
+    }
     if (!best) {
       fmt::print("{}: no config passed\n", s);
       continue;
@@ -279,9 +295,11 @@ int tuneCommand(const Args &args) {
     fmt::print("{}: best {} {:.4f} ms; default {}\n", s, best->config, best->ms,
                base && base->pass ? fmt::format("{:.4f} ms ({:.2f}x)", base->ms, base->ms / best->ms) : "failed");
   }
+  if (unrecorded)
+    fmt::print("{} run(s) not recorded (errors above): run the same command again to time them\n", unrecorded);
   fmt::print("tuned in {:.1f} s (compiling {:.1f} s)\n",
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), compileSeconds);
-  return 0;
+  return unrecorded ? 1 : 0;
 }
 
 } // namespace qlac

@@ -4,6 +4,7 @@
 // context split included, as a caller gets it; kernels/gdn/api/GdnCheck).
 #include "Tune.h"
 
+#include "gdn/api/ChunkForwardJit.h"
 #include "gdn/api/GdnCheck.h"
 #include "gdn/forward/GdnForward.h"
 #include "qla/runtime/Error.h"
@@ -65,25 +66,13 @@ public:
     return config;
   }
   std::vector<CompileJob> compileJobs(const std::string &config, const std::filesystem::path &dir) const override {
-    // The folder qla::gdn::ChunkForward::fromDirectory loads: the four kernels, the wide state kernel
-    // where the planner would take it, and the context split's kernels.
-    qla::gdn::GdnForwardConfig c = qla::gdn::parseGdnForwardConfig(config);
+    // The folder qla::gdn::ChunkForward::fromDirectory loads, with the planner's kernels (the wide state
+    // kernel, the context split's): the set buildTunedChunkForward builds for a caller.
     const std::string states = mergeSettings(config, "initial_state=1,final_state=1");
     std::vector<CompileJob> jobs;
-    for (const char *k : qla::gdn::ChunkForwardImages::kNames)
-      jobs.push_back({k, states, dir / k});
-    if (c.BV == 64 && c.stages == 1 && c.V % 128 == 0)
-      jobs.push_back({"gdn_chunk_forward", mergeSettings(states, "BV=128,stages=2"),
-                      dir / qla::gdn::ChunkForwardImages::kWideName});
-    if (c.K == c.V && !c.stateVFirst && !c.roles) {
-      jobs.push_back({"gdn_split_offsets", config, dir / "gdn_split_offsets"});
-      jobs.push_back({"gdn_split_correct", config, dir / "gdn_split_correct"});
-      jobs.push_back({"gdn_split_windows", config, dir / "gdn_split_windows"});
-      jobs.push_back({"gdn_cumsum", mergeSettings(config, "chunk_totals=1"), dir / "gdn_split_cumsum"});
-      jobs.push_back({"gdn_chunk_forward", mergeSettings(states, "split_run=1"), dir / "gdn_chunk_forward_state"});
-      jobs.push_back(
-          {"gdn_chunk_forward", mergeSettings(states, "split_run=2"), dir / "gdn_chunk_forward_transition"});
-    }
+    for (const qla::gdn::GdnPackageKernel &k :
+         qla::gdn::gdnForwardPackage(qla::gdn::parseGdnForwardConfig(states), /*plannerKernels=*/true))
+      jobs.push_back({k.kernel, mergeSettings(states, k.settings), dir / k.folder});
     return jobs;
   }
   qla::TuningEntry measure(const std::string &shape, const std::string &config, const std::filesystem::path &dir,

@@ -193,10 +193,16 @@ static int64_t configSetting(const Json &manifest, const std::string &name, int6
   if (!manifest.contains("config"))
     return fallback;
   std::istringstream config(manifest.at("config").asString());
+  int64_t value = fallback; // the last one counts, as when the kernel was built (applySettings)
   for (std::string item; std::getline(config, item, ',');)
-    if (item.rfind(name + "=", 0) == 0)
-      return std::stoll(item.substr(name.size() + 1));
-  return fallback;
+    if (item.rfind(name + "=", 0) == 0) {
+      try {
+        value = std::stoll(item.substr(name.size() + 1));
+      } catch (const std::exception &) {
+        throw Error(fmt::format("{}: a kernel's manifest config has '{}': expected an integer", kWho, item));
+      }
+    }
+  return value;
 }
 
 ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)

@@ -6,6 +6,7 @@
 #include "qla/runtime/Driver.h"
 #include "qla/runtime/Error.h"
 
+#include <algorithm>
 #include <future>
 
 namespace qla::gdn {
@@ -14,20 +15,73 @@ ChunkForwardShape chunkForwardShape(const GdnForwardConfig &c) {
   return {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, c.initialState, c.finalState, c.stateVFirst, c.inverseChunks, c.inverseHeads};
 }
 
-ChunkForward buildChunkForward(const GdnForwardConfig &c) {
+std::vector<GdnPackageKernel> gdnForwardPackage(const GdnForwardConfig &c, bool plannerKernels) {
+  std::vector<GdnPackageKernel> set;
+  for (const char *k : ChunkForwardImages::kNames)
+    set.push_back({k, k, ""});
+  if (!plannerKernels)
+    return set;
+  if (c.BV == 64 && c.stages == 1 && c.V % 128 == 0 && !c.roles)
+    set.push_back({ChunkForwardImages::kWideName, "gdn_chunk_forward", "BV=128,stages=2"});
+  if (c.K == c.V && !c.stateVFirst && !c.roles && c.initialState && c.finalState) {
+    const auto &names = ChunkForwardImages::kSplitNames; // offsets, state, transition, correct, cumsum, windows
+    set.push_back({names[0], "gdn_split_offsets", ""});
+    set.push_back({names[1], "gdn_chunk_forward", "split_run=1"});
+    set.push_back({names[2], "gdn_chunk_forward", "split_run=2"});
+    set.push_back({names[3], "gdn_split_correct", ""});
+    set.push_back({names[4], "gdn_cumsum", "chunk_totals=1"});
+    set.push_back({names[5], "gdn_split_windows", ""});
+  }
+  return set;
+}
+
+std::unique_ptr<dsl::Kernel> buildGdnKernel(const std::string &kernel, const GdnForwardConfig &c) {
+  if (kernel == "gdn_offsets")
+    return buildGdnOffsets(c);
+  if (kernel == "gdn_cumsum")
+    return buildGdnCumsum(c);
+  if (kernel == "gdn_chunk_inverse")
+    return buildGdnChunkInverse(c);
+  if (kernel == "gdn_chunk_forward")
+    return buildGdnChunkForward(c);
+  if (kernel == "gdn_split_correct")
+    return buildGdnSplitCorrect(c);
+  if (kernel == "gdn_split_offsets")
+    return buildGdnSplitOffsets(c);
+  if (kernel == "gdn_split_windows")
+    return buildGdnSplitWindows(c);
+  throw Error("gdn forward: unknown kernel '" + kernel + "'");
+}
+
+ChunkForward buildChunkForward(const GdnForwardConfig &c, bool plannerKernels) {
   c.validate();
   DiskCache cache(DiskCache::defaultRoot(), dsl::cacheVersionTag());
-  std::unique_ptr<dsl::Kernel> kernels[] = {buildGdnOffsets(c), buildGdnCumsum(c), buildGdnChunkInverse(c),
-                                            buildGdnChunkForward(c)};
+  const std::vector<GdnPackageKernel> set = gdnForwardPackage(c, plannerKernels);
+  std::vector<std::unique_ptr<dsl::Kernel>> kernels;
+  for (const GdnPackageKernel &k : set)
+    kernels.push_back(buildGdnKernel(k.kernel, k.settings.empty() ? c : withGdnSettings(c, k.settings)));
   // The kernels compile side by side: each has its own MLIR context, and the cache is thread-safe.
-  std::future<dsl::BuiltKernel> builds[4];
-  for (size_t i = 0; i < 4; ++i)
-    builds[i] = std::async(std::launch::async, [&, i] { return dsl::buildKernel(*kernels[i], cache); });
+  std::vector<std::future<dsl::BuiltKernel>> builds;
+  for (auto &k : kernels)
+    builds.push_back(std::async(std::launch::async, [&cache, &k] { return dsl::buildKernel(*k, cache); }));
   ChunkForwardImages images;
-  for (size_t i = 0; i < 4; ++i) {
+  for (size_t i = 0; i < set.size(); ++i) {
     dsl::BuiltKernel built = builds[i].get();
-    images.manifests[i] = built.entry.manifest;
-    images.cubins[i] = built.entry.files.at("kernel.cubin");
+    const std::string &folder = set[i].folder;
+    std::string cubin = built.entry.files.at("kernel.cubin");
+    if (i < ChunkForwardImages::kNames.size()) {
+      images.manifests[i] = built.entry.manifest;
+      images.cubins[i] = std::move(cubin);
+    } else if (folder == ChunkForwardImages::kWideName) {
+      images.wideManifest = built.entry.manifest;
+      images.wideManifest.set("config", "BV=" + std::to_string(withGdnSettings(c, set[i].settings).BV));
+      images.wideCubin = std::move(cubin);
+    } else {
+      const auto &names = ChunkForwardImages::kSplitNames;
+      size_t j = std::find(names.begin(), names.end(), folder) - names.begin();
+      images.splitManifests[j] = built.entry.manifest;
+      images.splitCubins[j] = std::move(cubin);
+    }
   }
   return ChunkForward(std::move(images), chunkForwardShape(c));
 }
@@ -49,21 +103,26 @@ ChunkForward buildTunedChunkForward(const GdnForwardConfig &config, int64_t B, i
   Driver &drv = Driver::get();
   if (drv.available()) {
     drv.ensureContext();
-    TuningDb db = TuningDb::load(dbPath.empty() ? TuningDb::defaultPath() : dbPath);
-    if (auto gpu = db.gpuFor(queryDevice()))
+    std::optional<TuningDb> loaded;
+    try {
+      loaded = TuningDb::load(dbPath.empty() ? TuningDb::defaultPath() : dbPath);
+    } catch (const Error &) { // not a tuning database (or another version): as if none
+    }
+    const TuningDb db = loaded ? std::move(*loaded) : TuningDb::load("");
+    if (auto gpu = db.gpuFor(queryDevice(), "gdn_forward"))
       if (auto e = tunedGdnForward(db, *gpu, config.H, config.HV, config.K, config.V, B, T)) {
         GdnForwardConfig tuned = config;
         try {
           tuned = withTunedTiles(config, e->config);
         } catch (const Error &) { // tiles this call's options do not allow (e.g. roles): untuned
-          return buildChunkForward(config);
+          return buildChunkForward(config, true);
         }
         if (tunedFrom)
           *tunedFrom = e->shape + ": " + e->config;
-        return buildChunkForward(tuned);
+        return buildChunkForward(tuned, true);
       }
   }
-  return buildChunkForward(config);
+  return buildChunkForward(config, true);
 }
 
 } // namespace qla::gdn

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -167,56 +168,66 @@ GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters) {
   r.errState = cs.relL2;
   r.pass = r.unwritten == 0 && r.errO <= 5e-3 && r.errState <= 5e-3;
   if (timedIters > 0) {
-    // The call captured in a CUDA graph (no allocation, no sync inside): replays give the same bits.
-    CUstream stream;
-    drv.check(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    // The call captured in a CUDA graph (no allocation, no sync inside): replays give the same bits, o
+    // and the final state. Driver objects are released on every path (a tune checks many builds).
+    struct Owned {
+      Driver &drv;
+      CUstream stream = nullptr;
+      CUgraph graph = nullptr;
+      CUgraphExec exec = nullptr;
+      CUevent events[2] = {nullptr, nullptr};
+      ~Owned() {
+        if (stream) {
+          CUgraph partial = nullptr; // a capture left open by an error (an error return when none is)
+          if (!graph && drv.cuStreamEndCapture(stream, &partial) == CUDA_SUCCESS && partial)
+            drv.cuGraphDestroy(partial);
+        }
+        for (CUevent e : events)
+          if (e)
+            drv.cuEventDestroy(e);
+        if (exec)
+          drv.cuGraphExecDestroy(exec);
+        if (graph)
+          drv.cuGraphDestroy(graph);
+        if (stream)
+          drv.cuStreamDestroy(stream);
+      }
+    } own{drv};
+    drv.check(drv.cuStreamCreate(&own.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    drv.check(drv.cuEventCreate(&own.events[0], 0), "cuEventCreate");
+    drv.check(drv.cuEventCreate(&own.events[1], 0), "cuEventCreate");
     dO.fill16(0x7FC1);
-    CUgraph graph;
-    CUgraphExec exec;
-    drv.check(drv.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-    fwd(args, ws.ptr(), wsBytes, stream);
-    drv.check(drv.cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-    drv.check(drv.cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
-    drv.check(drv.cuGraphLaunch(exec, stream), "cuGraphLaunch");
-    drv.check(drv.cuStreamSynchronize(stream), "graph replay");
+    dHt.fill32(0x7FC00001);
+    drv.check(drv.cuStreamBeginCapture(own.stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+    fwd(args, ws.ptr(), wsBytes, own.stream);
+    drv.check(drv.cuStreamEndCapture(own.stream, &own.graph), "cuStreamEndCapture");
+    drv.check(drv.cuGraphInstantiate(&own.exec, own.graph, 0), "cuGraphInstantiate");
+    drv.check(drv.cuGraphLaunch(own.exec, own.stream), "cuGraphLaunch");
+    drv.check(drv.cuStreamSynchronize(own.stream), "graph replay");
     std::vector<uint16_t> replayBits(oCount);
     dO.download(replayBits.data(), oCount * 2);
-    r.graphIdentical = replayBits == oBits;
-    CUevent g0, g1;
-    drv.check(drv.cuEventCreate(&g0, 0), "cuEventCreate");
-    drv.check(drv.cuEventCreate(&g1, 0), "cuEventCreate");
-    std::vector<float> gms;
-    for (int i = 0; i < timedIters; ++i) {
-      drv.check(drv.cuEventRecord(g0, stream), "record");
-      drv.check(drv.cuGraphLaunch(exec, stream), "cuGraphLaunch");
-      drv.check(drv.cuEventRecord(g1, stream), "record");
-      drv.check(drv.cuEventSynchronize(g1), "sync");
-      float v = 0;
-      drv.check(drv.cuEventElapsedTime(&v, g0, g1), "elapsed");
-      gms.push_back(v);
-    }
-    std::sort(gms.begin(), gms.end());
-    r.graphMs = gms[gms.size() / 2];
-    drv.cuGraphExecDestroy(exec);
-    drv.cuGraphDestroy(graph);
-    drv.cuStreamDestroy(stream);
-    CUevent e0, e1;
-    drv.check(drv.cuEventCreate(&e0, 0), "cuEventCreate");
-    drv.check(drv.cuEventCreate(&e1, 0), "cuEventCreate");
+    std::vector<float> replayHt(ht.size());
+    dHt.download(replayHt.data(), replayHt.size() * 4);
+    r.graphIdentical = replayBits == oBits &&
+                       std::memcmp(replayHt.data(), ht.data(), ht.size() * sizeof(float)) == 0;
+    auto median = [&](CUstream stream, const std::function<void()> &launch) {
+      std::vector<float> times;
+      for (int i = 0; i < timedIters; ++i) {
+        drv.check(drv.cuEventRecord(own.events[0], stream), "record");
+        launch();
+        drv.check(drv.cuEventRecord(own.events[1], stream), "record");
+        drv.check(drv.cuEventSynchronize(own.events[1]), "sync");
+        float v = 0;
+        drv.check(drv.cuEventElapsedTime(&v, own.events[0], own.events[1]), "elapsed");
+        times.push_back(v);
+      }
+      std::sort(times.begin(), times.end());
+      return static_cast<double>(times[times.size() / 2]);
+    };
+    r.graphMs = median(own.stream, [&] { drv.check(drv.cuGraphLaunch(own.exec, own.stream), "cuGraphLaunch"); });
     for (int w = 0; w < 3; ++w)
       launchAll();
-    std::vector<float> ms;
-    for (int i = 0; i < timedIters; ++i) {
-      drv.check(drv.cuEventRecord(e0, nullptr), "record");
-      launchAll();
-      drv.check(drv.cuEventRecord(e1, nullptr), "record");
-      drv.check(drv.cuEventSynchronize(e1), "sync");
-      float v = 0;
-      drv.check(drv.cuEventElapsedTime(&v, e0, e1), "elapsed");
-      ms.push_back(v);
-    }
-    std::sort(ms.begin(), ms.end());
-    r.ms = ms[ms.size() / 2];
+    r.ms = median(nullptr, launchAll);
     r.pass = r.pass && r.graphIdentical;
   }
   return r;

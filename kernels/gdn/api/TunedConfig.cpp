@@ -21,11 +21,15 @@ std::optional<TuningEntry> tunedGdnForward(const TuningDb &db, const std::string
       continue;
     int64_t b = 0, t = 0;
     std::stringstream ss(e.shape.substr(heads.size()));
-    for (std::string item; std::getline(ss, item, ',');) {
-      if (item.rfind("B=", 0) == 0)
-        b = std::stoll(item.substr(2));
-      else if (item.rfind("T=", 0) == 0)
-        t = std::stoll(item.substr(2));
+    try {
+      for (std::string item; std::getline(ss, item, ',');) {
+        if (item.rfind("B=", 0) == 0)
+          b = std::stoll(item.substr(2));
+        else if (item.rfind("T=", 0) == 0)
+          t = std::stoll(item.substr(2));
+      }
+    } catch (const std::exception &) {
+      continue; // not a shape this reads: not a candidate
     }
     if (b <= 0 || t <= 0)
       continue;

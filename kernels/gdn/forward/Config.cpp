@@ -53,7 +53,10 @@ void GdnForwardConfig::validate() const {
 double GdnForwardConfig::resolvedScale() const { return scale > 0 ? scale : 1.0 / std::sqrt(double(K)); }
 
 GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
-  GdnForwardConfig c;
+  return withGdnSettings(GdnForwardConfig{}, settings);
+}
+
+GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings) {
   auto field = [](int64_t &f) { return [&f](double v) { f = static_cast<int64_t>(v); }; };
   auto flag = [](bool &f) { return [&f](double v) { f = v != 0; }; };
   kernels::applySettings(settings, "gdn forward",
@@ -63,7 +66,8 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
                           {"final_state", flag(c.finalState)}, {"state_v_first", flag(c.stateVFirst)},
                           {"BV", field(c.BV)}, {"precise", field(c.precise)},
                           {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)},
-                          {"inverse_chunks", field(c.inverseChunks)}, {"inverse_heads", field(c.inverseHeads)}, {"inverse_stages", field(c.inverseStages)}, {"stages", field(c.stages)},
+                          {"inverse_chunks", field(c.inverseChunks)}, {"inverse_heads", field(c.inverseHeads)},
+                          {"inverse_stages", field(c.inverseStages)}, {"stages", field(c.stages)},
                           {"roles", flag(c.roles)}, {"state_only", flag(c.stateOnly)},
                           {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)}});
   c.validate();

@@ -81,6 +81,8 @@ struct GdnForwardKernels {
 
 /// Parses "H=16,HV=32,K=128,V=128,gate_in_kernel=1,..." over the defaults (H, HV required).
 GdnForwardConfig parseGdnForwardConfig(const std::string &settings);
+/// `config` with `settings` applied over it, validated.
+GdnForwardConfig withGdnSettings(GdnForwardConfig config, const std::string &settings);
 
 std::unique_ptr<dsl::Kernel> buildGdnOffsets(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c);

@@ -103,7 +103,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   Index last = k->min(first + c.inverseChunks, (eos - bos + (C - 1)) / C);
   k->loop(first, last, 1, c.inverseStages, {}, [&](Index chunk, const Tiles &) {
     Index t0 = bos + chunk * C;
-    // q and k once for the block's value heads (they share the key head).
+    // q and k once for the block's value heads (they share the key head); Kc Kcᵀ and Qc Kcᵀ are made
+    // again for each head (held across the heads, their 64 registers would spill).
     Tile qc = keyTile(*k, q, {t0, h * c.K}, {C, c.K}, bounded({eos, c.H * c.K}), c.l2normQK);
     Tile kc = keyTile(*k, keys, {t0, h * c.K}, {C, c.K}, bounded({eos, c.H * c.K}), c.l2normQK);
     headLoop(*k, c.inverseHeads, [&](Index j) {

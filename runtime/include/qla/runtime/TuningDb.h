@@ -37,8 +37,8 @@ public:
   /// What identifies a GPU in the database: name, SMs, shared memory per block, L2 and clocks.
   static std::string gpuKey(const DeviceInfo &device);
   /// The database's key for `device`: its own, else one of a GPU of the same name and SM count (the
-  /// same part at other clocks), else none.
-  std::optional<std::string> gpuFor(const DeviceInfo &device) const;
+  /// same part at other clocks), else none. With `kernel`, only a key holding entries of that kernel.
+  std::optional<std::string> gpuFor(const DeviceInfo &device, const std::string &kernel = "") const;
 
   std::optional<TuningEntry> find(const std::string &gpu, const std::string &kernel, const std::string &shape,
                                   const std::string &config) const;
