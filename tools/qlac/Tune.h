@@ -5,6 +5,7 @@
 
 #include "qla/runtime/TuningDb.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -38,6 +39,9 @@ public:
 
 std::unique_ptr<Tuner> makeGemmTuner();
 std::unique_ptr<Tuner> makeGdnTuner();
+
+/// "4096x4096x512": the positive numbers between the x's; empty when the item is not that.
+std::vector<int64_t> parseDims(const std::string &item);
 
 /// "a=1,b=2" with "b=3,c=4" over it: "a=1,b=3,c=4" (keys in first-seen order).
 std::string mergeSettings(const std::string &base, const std::string &over);

@@ -113,6 +113,21 @@ std::vector<bool> compileAll(const std::vector<CompileJob> &work, int jobs) {
 
 } // namespace
 
+std::vector<int64_t> parseDims(const std::string &item) {
+  std::vector<int64_t> dims;
+  try {
+    for (const std::string &d : split(item, 'x')) {
+      size_t used = 0;
+      dims.push_back(std::stoll(d, &used));
+      if (used != d.size() || dims.back() <= 0)
+        return {};
+    }
+  } catch (const std::exception &) {
+    return {};
+  }
+  return dims;
+}
+
 std::string mergeSettings(const std::string &base, const std::string &over) {
   std::vector<std::pair<std::string, std::string>> items;
   for (const std::string &text : {base, over})

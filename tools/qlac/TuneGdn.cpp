@@ -45,14 +45,7 @@ public:
             "BV=128,stages=2"};
   }
   std::string shapeKey(const std::string &item) const override {
-    std::vector<int64_t> d;
-    std::stringstream ss(item);
-    try {
-      for (std::string x; std::getline(ss, x, 'x');)
-        d.push_back(std::stoll(x));
-    } catch (const std::exception &) {
-      d.clear();
-    }
+    std::vector<int64_t> d = parseDims(item);
     if (d.size() != 4 && d.size() != 5)
       throw qla::Error(fmt::format("tune gdn: --shapes wants HxHVxBxT or HxHVxBxTxK, got '{}'", item));
     const int64_t K = d.size() == 5 ? d[4] : 128;

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <random>
-#include <sstream>
 
 namespace qlac {
 
@@ -31,14 +30,7 @@ public:
             "BN=128,stages=4,specialize=1"};
   }
   std::string shapeKey(const std::string &item) const override {
-    std::vector<int64_t> dims;
-    std::stringstream ss(item);
-    try {
-      for (std::string d; std::getline(ss, d, 'x');)
-        dims.push_back(std::stoll(d));
-    } catch (const std::exception &) {
-      dims.clear();
-    }
+    std::vector<int64_t> dims = parseDims(item);
     if (dims.size() != 3)
       throw qla::Error(fmt::format("tune gemm: --shapes wants MxNxK, got '{}'", item));
     return fmt::format("M={},N={},K={}", dims[0], dims[1], dims[2]);
