@@ -177,6 +177,7 @@ int main(int argc, char **argv) {
       err.set("final_state", r.errState);
       row.set("rel_l2", err);
       row.set("pass", ok);
+      row.set("workspace_bytes", static_cast<int64_t>(r.workspaceBytes)); // memory linear in T (issue 5)
       row.set("forward_bv", fwd.forwardTile(p.numSequences())); // the planner's value tile for this call
       if (!p.varlen()) // segments a sequence when the context split runs (1: not split)
         row.set("segments", fwd.segmentsPerSequence(p.B, p.T));

@@ -164,6 +164,7 @@ GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters) {
   Compared co = compareToReference(oBits, c.reference.o.data);
   Compared cs = compareToReference(ht, c.reference.finalState.data);
   r.unwritten = co.nans + cs.nans;
+  r.workspaceBytes = wsBytes;
   r.errO = co.relL2;
   r.errState = cs.relL2;
   r.pass = r.unwritten == 0 && r.errO <= 5e-3 && r.errState <= 5e-3;

@@ -29,6 +29,7 @@ struct GdnCheck {
   double ms = 0, graphMs = 0;    // medians (0: not timed)
   bool graphIdentical = false;   // the graph replay wrote the same bits as the plain call
   bool pass = false;             // nothing unwritten, both errors ≤ 5e-3, (timed) the replay identical
+  size_t workspaceBytes = 0;     // the scratch the call asked for (ChunkForward::workspaceBytes)
 };
 
 struct GdnDeviceInputs; // the inputs on the GPU, uploaded by the first check of a case
