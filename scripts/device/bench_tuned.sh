@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine with devpkg/ from pack_tuned.py and .whl carried: every tuned package
 # (devpkg/gdn/t-*) on its own shape, checked against the GPU float64 reference and timed, logsigmoid
-# gates; then flash-linear-attention on the same shapes (FLA=1). Everything in $OUT/out.tgz.
+# gates; then flash-linear-attention on the same shapes (FLA=1). OURS=0 skips our runs, ONLY="t-16-32-4x8192 …"
+# takes those packages alone (FLA takes ~30 s a shape: 17 shapes and ours do not fit one 10-minute command).
+# Everything in $OUT/out.tgz.
 set -uo pipefail
 pkg=devpkg
 export LD_LIBRARY_PATH=$PWD/$pkg/lib:${LD_LIBRARY_PATH:-}
@@ -12,9 +14,11 @@ fla=""
 for cfg in $pkg/gdn/t-*; do
   name=$(basename $cfg); IFS=, read -r B T < $cfg/shape
   IFS=- read -r _ H HV _ <<<"$name"
+  [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]] && continue
+  fla="$fla $H,$HV,$B,$T"
+  [ "${OURS:-1}" = 0 ] && continue
   timeout 200 $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --json "$work/gdn-$name.json" --shape $B,$T --bench \
     --gate logsigmoid --timeout 150 2>&1 | sed 's/ seed=[0-9]*//' | sed "s/^/$name /" | tee -a "$log"
-  fla="$fla $H,$HV,$B,$T"
   tar czf "$out/out.tgz" -C "$work" .
 done
 if [ -n "${FLA:-}" ] && [ -d .whl ]; then
