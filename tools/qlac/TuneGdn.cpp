@@ -41,8 +41,8 @@ public:
   std::string name() const override { return "gdn_forward"; }
   std::string shapeSyntax() const override { return "HxHVxBxT[xK] (K = V, default 128)"; }
   std::vector<std::string> defaultCandidates() const override {
-    return {"", "inverse_blocks_per_sm=4", "inverse_blocks_per_sm=2", "inverse_chunks=2", "inverse_heads=2",
-            "BV=128,stages=2"};
+    // inverse_blocks_per_sm=4 won no shape of run 31 (17 shapes): left out to keep the tune short.
+    return {"", "inverse_blocks_per_sm=2", "inverse_chunks=2", "inverse_heads=2", "BV=128,stages=2"};
   }
   std::string shapeKey(const std::string &item) const override {
     std::vector<int64_t> d = parseDims(item);
