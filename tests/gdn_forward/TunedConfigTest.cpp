@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -117,4 +120,19 @@ TEST_CASE("the JIT kernel set with the planner's kernels is the set qlac tune gd
   SplitPolicy policy{.sms = 132};
   CHECK(fwd.segmentsPerSequence(1, 32768, &policy) > 1);
   CHECK(buildChunkForward(c).segmentsPerSequence(1, 32768, &policy) == 1); // the four kernels alone
+}
+
+TEST_CASE("without a tuned entry the tuned builder builds the config as given", "[gdn][tuning][jit]") {
+  GdnForwardConfig c = parseGdnForwardConfig("H=1,HV=2,K=128,V=128,initial_state=1,final_state=1");
+  const auto dir = std::filesystem::temp_directory_path() / ("qla-tuned-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "bad.json") << "not a tuning database";
+  // No database, or a broken one (read only with a GPU; without one the builder does not look): untuned.
+  for (const char *db : {"missing.json", "bad.json"}) {
+    std::string from = "unset";
+    ChunkForward fwd = buildTunedChunkForward(c, 1, 32768, dir / db, &from);
+    CHECK(from == "unset");
+    CHECK(fwd.forwardTile(64) == 128); // with the planner's kernels
+  }
+  std::filesystem::remove_all(dir);
 }
