@@ -13,6 +13,7 @@ int passesCommand(const Args &args);
 int checkCommand(const Args &args);
 int cacheCommand(const Args &args);
 int tuneCommand(const Args &args);
+int loadCommand(const Args &args);
 } // namespace qlac
 
 #endif

@@ -90,7 +90,7 @@ public:
     }
     qla::gdn::ChunkForward fwd = qla::gdn::ChunkForward::fromDirectory(
         dir, {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, true, true, c.stateVFirst});
-    qla::gdn::GdnCheck r = qla::gdn::checkGdnForward(fwd, *case_, iters);
+    qla::gdn::GdnCheck r = qla::gdn::checkGdnForward(fwd, *case_, iters, /*timePlain=*/false);
     fmt::print("  {} on {}: checked and timed in {:.1f} s\n", config, shape, seconds());
     return {"gdn_forward", shape, config, r.graphMs, std::max(r.errO, r.errState), r.pass, ""};
   }

@@ -45,6 +45,8 @@ int main(int argc, char **argv) {
       return qlac::cacheCommand(args);
     if (cmd == "tune")
       return qlac::tuneCommand(args);
+    if (cmd == "load")
+      return qlac::loadCommand(args);
   } catch (const qla::Error &e) {
     std::fprintf(stderr, "qlac %s: error: %s\n", cmd.c_str(), e.what());
     return 1;

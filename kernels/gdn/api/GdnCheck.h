@@ -53,8 +53,9 @@ struct Compared {
 Compared compareToReference(const std::vector<uint16_t> &bf16, const std::vector<double> &reference);
 Compared compareToReference(const std::vector<float> &f32, const std::vector<double> &reference);
 
-/// Needs a GPU (the driver's context current); `fwd` loaded for the problem's shape.
-GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters);
+/// Needs a GPU (the driver's context current); `fwd` loaded for the problem's shape. With
+/// `timePlain` false only the graph replay is timed (a tuner needs one time; ms stays 0).
+GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters, bool timePlain = true);
 GdnCheck checkGdnForward(ChunkForward &fwd, const GdnProblem &p, const GdnCheckOptions &options);
 
 } // namespace qla::gdn
