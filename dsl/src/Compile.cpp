@@ -80,6 +80,7 @@ Json manifestOf(const std::string &kernel, const KernelAbi &abi, const std::stri
 CompiledPtx Kernel::compile(const CompileOptions &options) const {
   auto start = std::chrono::steady_clock::now();
   MLIRContext &ctx = impl_->ctx;
+  ctx.loadAllAvailableDialects(); // the lowering's dialects (the builder loads only its own)
   OwningOpRef<ModuleOp> module = impl_->module->clone();
   std::vector<std::string> errors, remarks;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {

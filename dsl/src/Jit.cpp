@@ -5,6 +5,8 @@
 #include "qla/runtime/Nvjitlink.h"
 #include "qla/runtime/Sha256.h"
 
+#include <cuda.h>
+
 #include <chrono>
 #include <fmt/format.h>
 
@@ -16,9 +18,12 @@ constexpr const char *kCompilerVersion = "qla-0.1.0";
 
 std::string cacheVersionTag() { return std::string(kCompilerVersion) + "+sm_90a"; }
 
+// The toolkit the runtime was built against (CUDA_VERSION of its cuda.h) stands for the nvJitLink that
+// links the cubin: asking the library itself would load it (≈ 5 ms) on every warm-cache load. The
+// entry's manifest records the nvJitLink that actually linked it.
 std::string cacheKey(const Kernel &kernel, const CompileOptions &options) {
-  return sha256Hex(fmt::format("{}\n{}\nptx={}\nnvjitlink={}\n", kCompilerVersion, kernel.structuralHash(),
-                               options.ptxFeatures, nvJitLinkVersion()));
+  return sha256Hex(fmt::format("{}\n{}\nptx={}\ncuda={}\n", kCompilerVersion, kernel.structuralHash(),
+                               options.ptxFeatures, CUDA_VERSION));
 }
 
 BuiltKernel buildKernel(const Kernel &kernel, DiskCache &cache, const CompileOptions &options) {
@@ -36,6 +41,7 @@ BuiltKernel buildKernel(const Kernel &kernel, DiskCache &cache, const CompileOpt
   std::string cubin = linkPtxToCubin(ptx.ptx, "sm_90a");
   Json manifest = Json::parse(ptx.manifestJson);
   manifest.set("key", out.key);
+  manifest.set("nvjitlink", nvJitLinkVersion());
   out.entry = cache.publish(out.key, {{"kernel.ptx", ptx.ptx}, {"kernel.cubin", cubin}}, manifest);
   out.seconds = elapsed();
   return out;

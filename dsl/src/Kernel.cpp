@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -37,7 +38,9 @@ Kernel::Kernel(std::string name, Loc loc) : name_(std::move(name)), impl_(std::m
   DialectRegistry registry;
   registerQlaDialects(registry);
   impl_->ctx.appendDialectRegistry(registry);
-  impl_->ctx.loadAllAvailableDialects();
+  // Only the dialects the builder creates ops of: building and hashing a kernel (a warm-cache load)
+  // then skips loading the lowering's dialects, which compile() loads.
+  impl_->ctx.loadDialect<QlaDialect, arith::ArithDialect, func::FuncDialect, math::MathDialect>();
   impl_->module = ModuleOp::create(impl_->loc(loc));
   impl_->builder.setInsertionPointToEnd(impl_->module->getBody());
   impl_->func = impl_->builder.create<func::FuncOp>(impl_->loc(loc), name_, impl_->builder.getFunctionType({}, {}));
