@@ -12,8 +12,10 @@ using dsl::Index;
 using dsl::Tiles;
 
 std::string GemmConfig::str() const {
-  return fmt::format("M={},N={},K={},BM={},BN={},BK={},stages={}{}", M, N, K, BM, BN, BK, stages,
-                     specialize ? fmt::format(",specialize={}", specialize) : "");
+  return fmt::format("M={},N={},K={},BM={},BN={},BK={},stages={}{}{}{}", M, N, K, BM, BN, BK, stages,
+                     specialize ? fmt::format(",specialize={}", specialize) : "",
+                     loadsRegs ? fmt::format(",loads_regs={}", loadsRegs) : "",
+                     mmaRegs ? fmt::format(",mma_regs={}", mmaRegs) : "");
 }
 
 static void require(bool ok, const std::string &what) {
@@ -38,10 +40,26 @@ std::unique_ptr<dsl::Kernel> buildGemm(const GemmConfig &c) {
   auto C = k->tensor("C", {c.M, c.N}, DType::bf16);
   require(c.specialize >= 0 && c.specialize <= 2, fmt::format("specialize must be 0, 1 or 2, got {}", c.specialize));
   int64_t consumers = std::min<int64_t>(2, c.BM / 64);
+  // Register budgets (setmaxnreg): multiples of 8 in [24, 256] whose sum over the warpgroups fits the
+  // SM's 64K registers.
+  const int64_t stageRegs = c.specialize == 2 ? 96 : 0;
+  const int64_t loadsRegs = c.loadsRegs ? c.loadsRegs : 40;
+  const int64_t mmaRegs = c.mmaRegs ? c.mmaRegs : c.specialize == 2 ? (consumers == 2 ? 184 : 232)
+                                                                    : (consumers == 2 ? 232 : 256);
+  require((c.loadsRegs == 0 && c.mmaRegs == 0) || c.specialize >= 1,
+          "loads_regs and mma_regs are the register budgets of specialize's roles (specialize = 1 or 2)");
+  for (auto [name, regs] : {std::pair{"loads_regs", loadsRegs}, std::pair{"mma_regs", mmaRegs}})
+    require(regs >= 24 && regs <= 256 && regs % 8 == 0,
+            fmt::format("{} = {} must be a multiple of 8 from 24 to 256", name, regs));
+  if (c.specialize >= 1)
+    require((loadsRegs + stageRegs + consumers * mmaRegs) * 128 <= 65536,
+            fmt::format("register budgets loads {} + {}mma {} x {} warpgroups exceed the SM's 65536 registers "
+                        "(x 128 threads)",
+                        loadsRegs, stageRegs ? fmt::format("stage {} + ", stageRegs) : "", mmaRegs, consumers));
   if (c.specialize == 1) // one producer warpgroup (TMA issue only: few registers), the rest run the wgmmas
-    k->roles({{"loads", 1, 40, true}, {"mma", consumers, consumers == 2 ? 232 : 256}});
+    k->roles({{"loads", 1, loadsRegs, true}, {"mma", consumers, mmaRegs}});
   else if (c.specialize == 2) // and a warpgroup that loads A into registers and hands it over each step
-    k->roles({{"loads", 1, 40, true}, {"stage", 1, 96}, {"mma", consumers, consumers == 2 ? 184 : 232}});
+    k->roles({{"loads", 1, loadsRegs, true}, {"stage", 1, stageRegs}, {"mma", consumers, mmaRegs}});
   else
     k->threads(128 * consumers);
   k->grid((c.N + c.BN - 1) / c.BN, (c.M + c.BM - 1) / c.BM);
@@ -71,7 +89,8 @@ GemmConfig parseGemmConfig(const std::string &settings) {
   applySettings(settings, "gemm",
                 {{"M", field(c.M)}, {"N", field(c.N)}, {"K", field(c.K)}, {"BM", field(c.BM)}, {"BN", field(c.BN)},
                  {"BK", field(c.BK)}, {"stages", field(c.stages)},
-                 {"specialize", field(c.specialize)}});
+                 {"specialize", field(c.specialize)}, {"loads_regs", field(c.loadsRegs)},
+                 {"mma_regs", field(c.mmaRegs)}});
   return c;
 }
 

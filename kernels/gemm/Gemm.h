@@ -15,6 +15,8 @@ struct GemmConfig {
   int64_t stages = 4;                    // shared-memory ring depth
   int64_t specialize = 0;                // 1: a producer warpgroup issues the loads (roles), the others compute;
                                          // 2: also a warpgroup loading A into registers for them
+  int64_t loadsRegs = 0, mmaRegs = 0;    // specialize >= 1: the roles' register budgets (setmaxnreg;
+                                         // 0: 40 and 232/256 (184/232 with specialize = 2)), tunable
   std::string str() const;
 };
 

@@ -55,6 +55,13 @@ TEST_CASE("bad GEMM configs are rejected naming the field", "[dsl][errors]") {
   // 8 x (256 + 256) x 64 x 2 bytes of shared memory.
   CHECK_THAT(gemmError("M=64,N=64,K=64,BM=256,BN=256,stages=8"),
              ContainsSubstring("need 524288 bytes of shared memory") && ContainsSubstring("227 KiB"));
+  // The roles' register budgets (tunable): only with roles, multiples of 8 in [24, 256], within 64K a block.
+  CHECK_THAT(gemmError("M=64,N=64,K=64,mma_regs=240"), ContainsSubstring("register budgets of specialize's roles"));
+  CHECK_THAT(gemmError("M=64,N=64,K=64,specialize=1,loads_regs=20"),
+             ContainsSubstring("loads_regs = 20 must be a multiple of 8 from 24 to 256"));
+  CHECK_THAT(gemmError("M=128,N=64,K=64,specialize=1,mma_regs=248"),
+             ContainsSubstring("loads 40 + mma 248 x 2 warpgroups exceed the SM's 65536 registers"));
+  CHECK_NOTHROW(buildGemm(parseGemmConfig("M=128,N=64,K=64,specialize=1,loads_regs=24,mma_regs=240")));
 }
 
 TEST_CASE("bad GEMM settings are rejected naming the setting", "[dsl][errors]") {

@@ -5,6 +5,7 @@
 #include "gdn/api/TunedConfig.h"
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 #include <fmt/format.h>
 
 #include <bit>
@@ -135,4 +136,19 @@ TEST_CASE("without a tuned entry the tuned builder builds the config as given", 
     CHECK(fwd.forwardTile(64) == 128); // with the planner's kernels
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a tuned segment length reaches the planner", "[gdn][tuning][jit]") {
+  GdnForwardConfig c = parseGdnForwardConfig("H=1,HV=2,K=128,V=128,initial_state=1,final_state=1");
+  CHECK(withTunedTiles(c, "H=1,HV=2,K=128,V=128,BV=64,split_tokens=4096").splitTokens == 4096);
+  CHECK(withTunedTiles(c, "H=1,HV=2,K=128,V=128,BV=64").splitTokens == 0);
+  CHECK_THROWS_WITH(parseGdnForwardConfig("H=1,HV=2,K=128,V=128,split_tokens=100"),
+                    Catch::Matchers::ContainsSubstring("split_tokens = 100 must be 0"));
+  // Built with it, the kernel set's own policy cuts 32768 tokens into 8 segments of 4096, 1000 tokens
+  // not at all (shorter than two segments); without it the planner needs the GPU's SM count.
+  c.splitTokens = 4096;
+  ChunkForward fwd = buildChunkForward(c, true);
+  CHECK(fwd.segmentsPerSequence(1, 32768) == 8);
+  CHECK(fwd.segmentsPerSequence(1, 1000) == 1);
+  CHECK(fwd.segmentsPerSequence(2, 16384) == 4);
 }

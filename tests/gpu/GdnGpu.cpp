@@ -81,6 +81,8 @@ int main(int argc, char **argv) {
   }
   const GdnGateKind gate = gateName == "mixed" ? GdnGateKind::mixedDecay : GdnGateKind::logsigmoid;
   auto s = parseSettings(settings);
+  if (segmentTokens == 0 && s.count("split_tokens")) // a tuned segment length (qlac tune gdn)
+    segmentTokens = s.at("split_tokens");
   int failures = 0, runs = 0;
   Json rows = Json::array();
   try {

@@ -31,6 +31,9 @@ public:
   /// The full config of a candidate (settings added to the shape's defaults), validated; throws qla::Error.
   virtual std::string config(const std::string &shape, const std::string &candidate) const = 0;
   /// What builds a config into `dir` (several kernels for a package).
+  /// The part of a config its kernels are built from (configs that differ only in host-side settings,
+  /// e.g. the GDN planner's segment length, share one build).
+  virtual std::string buildConfig(const std::string &config) const { return config; }
   virtual std::vector<CompileJob> compileJobs(const std::string &config, const std::filesystem::path &dir) const = 0;
   /// Checks the build in `dir` against the reference on the GPU and times it (ms, error, pass).
   virtual qla::TuningEntry measure(const std::string &shape, const std::string &config,

@@ -239,7 +239,7 @@ int tuneCommand(const Args &args) {
         continue;
       }
       todo.push_back({s, config});
-      builds.emplace(config, work / std::to_string(builds.size()));
+      builds.emplace(tuner->buildConfig(config), work / std::to_string(builds.size()));
     }
   fmt::print("tune {} on {}: {} shape(s), {} run(s) of {} config(s) to compile and time, database {}\n", kernel, gpu,
              shapes.size(), todo.size(), builds.size(), dbPath.string());
@@ -275,9 +275,10 @@ int tuneCommand(const Args &args) {
   for (size_t i = 0; i < todo.size(); ++i) {
     const Job &j = todo[i];
     qla::TuningEntry e{tuner->name(), j.shape, j.config, 0, 0, false, today()};
-    if (built[j.config]) { // a config that does not compile counts as failed
+    const std::string build = tuner->buildConfig(j.config);
+    if (built[build]) { // a config that does not compile counts as failed
       try {
-        e = tuner->measure(j.shape, j.config, builds[j.config], iters);
+        e = tuner->measure(j.shape, j.config, builds[build], iters);
         e.date = today();
       } catch (const std::exception &err) {
         fmt::print(stderr, "\n  {} on {}: {} (not recorded)\n", j.config, j.shape, err.what());

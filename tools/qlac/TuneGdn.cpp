@@ -42,7 +42,9 @@ public:
   std::string shapeSyntax() const override { return "HxHVxBxT[xK] (K = V, default 128)"; }
   std::vector<std::string> defaultCandidates() const override {
     // inverse_blocks_per_sm=4 won no shape of run 31 (17 shapes): left out to keep the tune short.
-    return {"", "inverse_blocks_per_sm=2", "inverse_chunks=2", "inverse_heads=2", "BV=128,stages=2"};
+    // split_tokens: segment lengths other than the planner's for one long sequence (skipped elsewhere).
+    return {"",           "inverse_blocks_per_sm=2", "inverse_chunks=2",    "inverse_heads=2",
+            "BV=128,stages=2", "split_tokens=2048",       "split_tokens=4096"};
   }
   std::string shapeKey(const std::string &item) const override {
     std::vector<int64_t> d = parseDims(item);
@@ -55,8 +57,14 @@ public:
     GdnShape s = parseGdnShapeKey(shape);
     std::string config =
         mergeSettings(fmt::format("H={},HV={},K={},V={},BV=64", s.H, s.HV, s.K, s.K), candidate);
-    (void)qla::gdn::parseGdnForwardConfig(config); // validates the whole config
+    const qla::gdn::GdnForwardConfig c = qla::gdn::parseGdnForwardConfig(config); // validates the whole config
+    if (c.splitTokens > 0 && (s.B != 1 || s.T < 2 * c.splitTokens))
+      throw qla::Error("a segment length is tuned for one sequence at least two segments long");
     return config;
+  }
+  std::string buildConfig(const std::string &config) const override {
+    qla::gdn::GdnForwardConfig c = qla::gdn::parseGdnForwardConfig(config);
+    return c.splitTokens ? mergeSettings(config, "split_tokens=0") : config;
   }
   std::vector<CompileJob> compileJobs(const std::string &config, const std::filesystem::path &dir) const override {
     // The folder qla::gdn::ChunkForward::fromDirectory loads, with the planner's kernels (the wide state
@@ -90,6 +98,8 @@ public:
     }
     qla::gdn::ChunkForward fwd = qla::gdn::ChunkForward::fromDirectory(
         dir, {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, true, true, c.stateVFirst});
+    if (c.splitTokens > 0) // the planner's segment length replaced, as buildTunedChunkForward does
+      fwd.setSplitPolicy({.sms = 0, .segmentTokens = c.splitTokens});
     qla::gdn::GdnCheck r = qla::gdn::checkGdnForward(fwd, *case_, iters, /*timePlain=*/false);
     fmt::print("  {} on {}: checked and timed in {:.1f} s\n", config, shape, seconds());
     return {"gdn_forward", shape, config, r.graphMs, std::max(r.errO, r.errState), r.pass, ""};

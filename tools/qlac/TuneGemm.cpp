@@ -27,6 +27,7 @@ public:
             "BN=256,stages=3",
             "BM=64,BN=128,stages=4",
             "specialize=1",
+            "specialize=1,loads_regs=24,mma_regs=240",
             "BN=128,stages=4,specialize=1"};
   }
   std::string shapeKey(const std::string &item) const override {

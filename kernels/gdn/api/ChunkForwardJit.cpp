@@ -83,7 +83,10 @@ ChunkForward buildChunkForward(const GdnForwardConfig &c, bool plannerKernels) {
       images.splitCubins[j] = std::move(cubin);
     }
   }
-  return ChunkForward(std::move(images), chunkForwardShape(c));
+  ChunkForward fwd(std::move(images), chunkForwardShape(c));
+  if (c.splitTokens > 0)
+    fwd.setSplitPolicy({.sms = 0, .segmentTokens = c.splitTokens});
+  return fwd;
 }
 
 GdnForwardConfig withTunedTiles(GdnForwardConfig config, const std::string &tuned) {
@@ -94,6 +97,7 @@ GdnForwardConfig withTunedTiles(GdnForwardConfig config, const std::string &tune
   config.inverseChunks = t.inverseChunks;
   config.inverseStages = t.inverseStages;
   config.inverseHeads = t.inverseHeads;
+  config.splitTokens = t.splitTokens;
   config.validate();
   return config;
 }
@@ -117,6 +121,9 @@ ChunkForward buildTunedChunkForward(const GdnForwardConfig &config, int64_t B, i
         } catch (const Error &) { // tiles this call's options do not allow (e.g. roles): untuned
           return buildChunkForward(config, true);
         }
+        // A tuned segment length holds for the tuned shape only; elsewhere the planner picks its own.
+        if (e->shape != gdnTuningShape(config.H, config.HV, config.K, config.V, B, T))
+          tuned.splitTokens = config.splitTokens;
         if (tunedFrom)
           *tunedFrom = e->shape + ": " + e->config;
         return buildChunkForward(tuned, true);

@@ -30,11 +30,11 @@ std::unique_ptr<dsl::Kernel> buildGdnKernel(const std::string &kernel, const Gdn
 ChunkForward buildChunkForward(const GdnForwardConfig &config, bool plannerKernels = false);
 
 /// `config` with the tile settings of a tuned build (BV, stages, inverse_blocks_per_sm, inverse_chunks,
-/// inverse_stages) taken from `tuned` (a config string of `qlac tune gdn`); what the call computes
+/// inverse_stages, inverse_heads, split_tokens) taken from `tuned` (a config string of `qlac tune gdn`); what the call computes
 /// (heads, gates, norms, states, precision) stays the caller's.
 GdnForwardConfig withTunedTiles(GdnForwardConfig config, const std::string &tuned);
 /// buildChunkForward (with the planner's kernels, as qlac tune gdn timed them) with the tiles tuned on
-/// this GPU for calls of B sequences of T tokens
+/// this GPU for calls of B sequences of T tokens (a tuned split_tokens only when B and T are the tuned shape's)
 /// (tunedGdnForward over TuningDb::defaultPath(), or `db`); `config` as it is when nothing was tuned
 /// for its heads on this GPU, or there is no GPU. `tunedFrom` (optional) receives the entry used.
 ChunkForward buildTunedChunkForward(const GdnForwardConfig &config, int64_t B, int64_t T,

@@ -46,6 +46,9 @@ void GdnForwardConfig::validate() const {
   if (inverseHeads < 1 || H <= 0 || HV % H != 0 || (HV / H) % inverseHeads != 0)
     throw fail(fmt::format("inverse_heads = {} must divide HV / H = {} (value heads sharing a key head)", inverseHeads,
                            H > 0 ? HV / H : 0));
+  if (splitTokens < 0 || splitTokens % kChunk != 0)
+    throw fail(fmt::format("split_tokens = {} must be 0 (the planner's choice) or a positive multiple of {}",
+                           splitTokens, kChunk));
   if (!std::isfinite(scale))
     throw fail("scale must be finite");
 }
@@ -67,6 +70,7 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"BV", field(c.BV)}, {"precise", field(c.precise)},
                           {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)},
                           {"inverse_chunks", field(c.inverseChunks)}, {"inverse_heads", field(c.inverseHeads)},
+                          {"split_tokens", field(c.splitTokens)},
                           {"inverse_stages", field(c.inverseStages)}, {"stages", field(c.stages)},
                           {"roles", flag(c.roles)}, {"state_only", flag(c.stateOnly)},
                           {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)}});

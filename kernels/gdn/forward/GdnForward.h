@@ -46,6 +46,10 @@ struct GdnForwardConfig {
   // gdn_chunk_inverse: value heads one block takes in turn (a divisor of HV / H: they share the key
   // head, so q and k are loaded once for them); its grid's x is HV / inverse_heads.
   int64_t inverseHeads = 1;
+  // The context split's segment length in tokens (a multiple of 64) for the planner of
+  // qla::gdn::ChunkForward, 0 for its own choice: a host-side setting (no kernel changes), tunable per
+  // shape (qlac tune gdn) like the tiles.
+  int64_t splitTokens = 0;
   // gdn_chunk_forward's loads of q, k, v, a and aqk: 1 copies them each chunk (bounded at the sequence
   // end); 2 or more pipelines them through TMA rings of that many chunks (qla-pipeline), reading
   // past the sequence end into the next one (those rows are masked out: an inf or NaN there would
