@@ -21,12 +21,16 @@ func.func @state_v_first(%h0: !qla.tensor<4096x64xf32>, %ht: !qla.tensor<4096x64
 }
 
 // With scratch (qla-plan-smem gives a transposed store some when the tensor's rows come in 16-byte
-// pieces): barrier, every element written to scratch as the tensor's rows (2-byte stores), barrier, then
-// 16-byte pieces of those rows: 64 rows x 8 pieces = 512 pieces, four a thread, each one 16-byte load
-// from scratch and one 16-byte global store when inside the bounds and aligned.
+// pieces): barrier, the 16-bit accumulator written to scratch as the tensor's rows with stmatrix.trans
+// (32 elements a thread: four x4 instructions, no 2-byte stores; the pieces swizzled by row), barrier,
+// then 16-byte pieces of those rows: 64 rows x 8 pieces = 512 pieces, four a thread, each one 16-byte
+// load from scratch and one 16-byte global store when inside the bounds and aligned.
 // CHECK-LABEL: func.func @output_through_scratch(
 // CHECK: nvvm.barrier0
-// CHECK: llvm.store %{{.*}}, %{{.*}} : bf16, !llvm.ptr<3>
+// CHECK-NOT: bf16, !llvm.ptr<3>
+// CHECK: arith.xori
+// CHECK-COUNT-4: nvvm.stmatrix %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>
+// CHECK-NOT: bf16, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
 // CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
 // CHECK-NOT: vector<8xbf16>, !llvm.ptr<1>

@@ -354,8 +354,9 @@ struct CopyToFragmentLowering : OpConversionPattern<CopyOp> {
 /// pieces of those rows go to global memory (one vector store when the piece is inside the bounds and
 /// aligned, element by element otherwise). Element-wise transposed stores scatter 2-byte writes a row
 /// apart; an accumulator fragment of 2-byte elements would take four times the global stores. Without
-/// transposition the accumulator's column pairs go to scratch as one 4-byte store each, with the pieces
-/// of row r at piece index p ^ (r mod 8): the eight rows a warp writes at once hit distinct banks.
+/// transposition the accumulator's column pairs go to scratch as one 4-byte store each; transposed, a
+/// 16-bit accumulator goes with stmatrix.trans (8x8 blocks, 16-byte rows). Either way the pieces of row r
+/// sit at piece index p ^ (r mod 8): the eight rows a warp writes at once hit distinct banks.
 void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, StoreOp::Adaptor a,
                      const FragLayout &layout, int64_t scratchOffset) {
   auto tile = cast<TileType>(op.getValue().getType());
@@ -365,7 +366,11 @@ void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, St
   int64_t eb = elementBytes(elt), vec = 16 / eb;
   int64_t rows = tile.getShape()[transposed ? 1 : 0], rowLen = tile.getShape()[transposed ? 0 : 1];
   int64_t piecesPerRow = rowLen / vec;
-  int64_t swizzle = transposed || !llvm::isPowerOf2_64(piecesPerRow) ? 1 : std::min<int64_t>(8, piecesPerRow);
+  // A transposed 16-bit accumulator goes to scratch with stmatrix.trans (whole 16-byte pieces, like the
+  // column pairs of an untransposed one); element-wise transposed writes gain nothing from the swizzle.
+  bool stmatrix = transposed && layout.acc && eb == 2 && tile.getShape()[1] % 8 == 0 && rowLen % vec == 0;
+  int64_t swizzle = (transposed && !stmatrix) || !llvm::isPowerOf2_64(piecesPerRow) ? 1
+                                                                                    : std::min<int64_t>(8, piecesPerRow);
   SmallVector<int64_t> strides = dst.getEffectiveStrides();
   Value tid = threadIdx(rw, loc);
   Value base = smemAddress(rw, loc, scratchOffset);
@@ -382,7 +387,10 @@ void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, St
   };
   blockBarrier(rw, loc);
   bool pairs = !transposed && layout.acc;
-  for (int64_t e = 0; e < layout.perThread(); e += pairs ? 2 : 1) {
+  if (stmatrix) // fragment element (r, c) is the tensor's (c, r)
+    storeAccWithStmatrix(rw, loc, tile, /*transposed=*/true, layout, a.getValue(), tid,
+                         [&](OpBuilder &b, Location l, Value r, Value c) { return gepBytes(b, l, base, scratchBytes(b, l, c, r)); });
+  for (int64_t e = 0; !stmatrix && e < layout.perThread(); e += pairs ? 2 : 1) {
     SmallVector<Value> c = placed(layout.coords(rw, loc, tid, e), transposed);
     Value bytes = scratchBytes(rw, loc, c[0], c[1]);
     Value v = element(rw, loc, a.getValue(), e);

@@ -86,6 +86,14 @@ void forEachPiece(ConversionPatternRewriter &rw, Location loc, int64_t rows, int
                   int64_t threads, Value tid, function_ref<void(OpBuilder &, Location, Value, Value)> body,
                   int64_t maxUnrolled = 1 << 30);
 
+/// A 16-bit wgmma accumulator fragment (`tile` its type) into shared memory with stmatrix, four 8x8
+/// matrices an instruction; `transposed`: the .trans form, each matrix stored with the fragment's
+/// columns as rows. `address(r, c)` is where the 16 bytes starting at fragment element (r, c) go: the
+/// elements (r, c .. c+7), or transposed (r .. r+7, c). False (nothing emitted) when the fragment is not
+/// such an accumulator.
+bool storeAccWithStmatrix(OpBuilder &b, Location loc, TileType tile, bool transposed, const FragLayout &layout,
+                          Value frag, Value tid, function_ref<Value(OpBuilder &, Location, Value, Value)> address);
+
 void populateFragmentPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateSharedPatterns(const TypeConverter &converter, RewritePatternSet &patterns);
 void populateGemmPatterns(const TypeConverter &converter, RewritePatternSet &patterns);

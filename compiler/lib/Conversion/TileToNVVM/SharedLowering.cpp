@@ -134,9 +134,18 @@ LogicalResult requireStoredLayout(Operation *op, TileType tile) {
 /// .trans form: the matrix's stored rows are the fragment's columns.
 bool shareWithStmatrix(OpBuilder &b, Location loc, TileType tile, Value base, const FragLayout &layout, Value frag,
                        Value tid) {
+  return storeAccWithStmatrix(b, loc, tile, cast<SwizzleAttr>(tile.getLayout()).getTransposed(), layout, frag, tid,
+                              [&](OpBuilder &b, Location l, Value r, Value c) {
+                                return gepBytes(b, l, base, sharedOffset(b, l, tile, r, c));
+                              });
+}
+
+} // namespace
+
+bool storeAccWithStmatrix(OpBuilder &b, Location loc, TileType tile, bool transposed, const FragLayout &layout,
+                          Value frag, Value tid, function_ref<Value(OpBuilder &, Location, Value, Value)> address) {
   if (!layout.acc || elementBytes(tile.getElementType()) != 2 || tile.getShape()[1] % 8 != 0)
     return false;
-  bool transposed = cast<SwizzleAttr>(tile.getLayout()).getTransposed();
   const AccLayout &acc = *layout.acc;
   MLIRContext *ctx = b.getContext();
   Value wg = b.create<arith::DivUIOp>(loc, tid, i32Const(b, loc, 128));
@@ -173,7 +182,7 @@ bool shareWithStmatrix(OpBuilder &b, Location loc, TileType tile, Value base, co
         col = b.create<arith::ConstantIntOp>(loc, b.getI32Type(), nb * 8);
       Value r = transposed ? row : b.create<arith::AddIOp>(loc, row, rowInMatrix).getResult();
       Value c = transposed ? b.create<arith::AddIOp>(loc, col, rowInMatrix).getResult() : col;
-      Value ptr = gepBytes(b, loc, base, sharedOffset(b, loc, tile, r, c));
+      Value ptr = address(b, loc, r, c);
       SmallVector<Value> regs;
       int64_t e0 = mb * acc.perBlock() + 4 * nb;
       for (int64_t m = 0; m < count; ++m)
@@ -184,6 +193,8 @@ bool shareWithStmatrix(OpBuilder &b, Location loc, TileType tile, Value base, co
     }
   return true;
 }
+
+namespace {
 
 struct ShareLowering : OpConversionPattern<ShareOp> {
   using OpConversionPattern::OpConversionPattern;
