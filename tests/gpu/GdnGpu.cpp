@@ -21,6 +21,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -160,6 +162,7 @@ int main(int argc, char **argv) {
                                                           exact ? ", exact" : ", truncated"))
                           : "",
                  seed, ok ? "PASS" : "FAIL");
+      std::fflush(stdout); // a later abort must not swallow the case's line
       Json row = Json::object();
       row.set("kernel", "gdn_fwd");
       row.set("gates", gateName == "mixed" ? "-A*softplus, zero-decay heads (hv % 4 == 0)" : "logsigmoid(randn)");
@@ -175,8 +178,10 @@ int main(int argc, char **argv) {
       shape.set("seqlens", lens);
       row.set("shape", shape);
       Json err = Json::object();
-      err.set("o", r.errO);
-      err.set("final_state", r.errState);
+      // NaN (an output NaN or unwritten: a failure) as null: JSON has no NaN.
+      auto finite = [](double x) { return std::isfinite(x) ? Json(x) : Json(); };
+      err.set("o", finite(r.errO));
+      err.set("final_state", finite(r.errState));
       row.set("rel_l2", err);
       row.set("pass", ok);
       row.set("workspace_bytes", static_cast<int64_t>(r.workspaceBytes)); // memory linear in T (issue 5)
