@@ -51,11 +51,15 @@ std::unique_ptr<dsl::Kernel> buildGemm(const GemmConfig &c) {
   for (auto [name, regs] : {std::pair{"loads_regs", loadsRegs}, std::pair{"mma_regs", mmaRegs}})
     require(regs >= 24 && regs <= 256 && regs % 8 == 0,
             fmt::format("{} = {} must be a multiple of 8 from 24 to 256", name, regs));
-  if (c.specialize >= 1)
-    require((loadsRegs + stageRegs + consumers * mmaRegs) * 128 <= 65536,
-            fmt::format("register budgets loads {} + {}mma {} x {} warpgroups exceed the SM's 65536 registers "
-                        "(x 128 threads)",
-                        loadsRegs, stageRegs ? fmt::format("stage {} + ", stageRegs) : "", mmaRegs, consumers));
+  if (c.specialize >= 1) { // within the block's registers: the same cap for every thread (.maxnreg)
+    const int64_t threads = 128 * (1 + (stageRegs ? 1 : 0) + consumers);
+    const int64_t cap = std::min<int64_t>(255, 65536 / threads / 8 * 8);
+    require((loadsRegs + stageRegs + consumers * mmaRegs) * 128 <= cap * threads,
+            fmt::format("register budgets loads {} + {}mma {} x {} warpgroups exceed the block's {} registers ({} a "
+                        "thread x {} threads)",
+                        loadsRegs, stageRegs ? fmt::format("stage {} + ", stageRegs) : "", mmaRegs, consumers,
+                        cap * threads, cap, threads));
+  }
   if (c.specialize == 1) // one producer warpgroup (TMA issue only: few registers), the rest run the wgmmas
     k->roles({{"loads", 1, loadsRegs, true}, {"mma", consumers, mmaRegs}});
   else if (c.specialize == 2) // and a warpgroup that loads A into registers and hands it over each step

@@ -10,6 +10,9 @@
 #include <random>
 #include <sstream>
 
+#include <cmath>
+#include <limits>
+
 namespace qla {
 
 namespace {
@@ -17,8 +20,12 @@ namespace {
 constexpr int64_t kVersion = 1;
 
 TuningEntry entryOf(const Json &j) {
-  return {j.at("kernel").asString(), j.at("shape").asString(), j.at("config").asString(), j.at("ms").asDouble(),
-          j.at("error").asDouble(), j.at("pass").asBool(), j.contains("date") ? j.at("date").asString() : ""};
+  // A non-finite error (an output NaN: a failed check) is stored as null, JSON having no NaN.
+  auto number = [&](const char *name) {
+    return j.at(name).isNull() ? std::numeric_limits<double>::quiet_NaN() : j.at(name).asDouble();
+  };
+  return {j.at("kernel").asString(), j.at("shape").asString(), j.at("config").asString(), number("ms"),
+          number("error"), j.at("pass").asBool(), j.contains("date") ? j.at("date").asString() : ""};
 }
 
 Json jsonOf(const TuningEntry &e) {
@@ -26,9 +33,9 @@ Json jsonOf(const TuningEntry &e) {
   j.set("kernel", e.kernel);
   j.set("shape", e.shape);
   j.set("config", e.config);
-  j.set("ms", e.ms);
-  j.set("error", e.error);
-  j.set("pass", e.pass);
+  j.set("ms", std::isfinite(e.ms) ? Json(e.ms) : Json());
+  j.set("error", std::isfinite(e.error) ? Json(e.error) : Json());
+  j.set("pass", e.pass && std::isfinite(e.error) && std::isfinite(e.ms));
   j.set("date", e.date);
   return j;
 }

@@ -60,7 +60,10 @@ TEST_CASE("bad GEMM configs are rejected naming the field", "[dsl][errors]") {
   CHECK_THAT(gemmError("M=64,N=64,K=64,specialize=1,loads_regs=20"),
              ContainsSubstring("loads_regs = 20 must be a multiple of 8 from 24 to 256"));
   CHECK_THAT(gemmError("M=128,N=64,K=64,specialize=1,mma_regs=248"),
-             ContainsSubstring("loads 40 + mma 248 x 2 warpgroups exceed the SM's 65536 registers"));
+             ContainsSubstring("loads 40 + mma 248 x 2 warpgroups exceed the block's 64512 registers"));
+  // 512 a thread-slot fits 65536 but not the 168-register cap of 384 threads (setmaxnreg would wait forever).
+  CHECK_THAT(gemmError("M=128,N=64,K=64,specialize=1,loads_regs=32,mma_regs=240"),
+             ContainsSubstring("exceed the block's 64512 registers (168 a thread x 384 threads)"));
   CHECK_NOTHROW(buildGemm(parseGemmConfig("M=128,N=64,K=64,specialize=1,loads_regs=24,mma_regs=240")));
 }
 

@@ -3,6 +3,7 @@
 #include "gdn/api/ChunkForwardJit.h"
 #include "gdn/api/GdnCheck.h"
 #include "gdn/api/TunedConfig.h"
+#include "gdn/api/SplitPlan.h"
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -144,11 +145,23 @@ TEST_CASE("a tuned segment length reaches the planner", "[gdn][tuning][jit]") {
   CHECK(withTunedTiles(c, "H=1,HV=2,K=128,V=128,BV=64").splitTokens == 0);
   CHECK_THROWS_WITH(parseGdnForwardConfig("H=1,HV=2,K=128,V=128,split_tokens=100"),
                     Catch::Matchers::ContainsSubstring("split_tokens = 100 must be 0"));
-  // Built with it, the kernel set's own policy cuts 32768 tokens into 8 segments of 4096, 1000 tokens
-  // not at all (shorter than two segments); without it the planner needs the GPU's SM count.
+  // Built with it, the kernel set's planner takes it as the length when it splits.
   c.splitTokens = 4096;
   ChunkForward fwd = buildChunkForward(c, true);
-  CHECK(fwd.segmentsPerSequence(1, 32768) == 8);
-  CHECK(fwd.segmentsPerSequence(1, 1000) == 1);
-  CHECK(fwd.segmentsPerSequence(2, 16384) == 4);
+  CHECK(fwd.splitPolicy().segmentTokensWhenSplit == 4096);
+  CHECK(fwd.splitPolicy().segmentTokens == 0);
+  // The decision stays the planner's (does the call leave SMs idle?); only the length is the tuned one.
+  SplitPolicy tuned{.sms = 132, .segmentTokensWhenSplit = 4096};
+  auto segments = [&](int64_t B, int64_t T) {
+    std::vector<int64_t> cu;
+    for (int64_t i = 0; i <= B; ++i)
+      cu.push_back(i * T);
+    SplitPlan plan = planContextSplit(cu, 48, 128, 64, tuned);
+    return plan.split() ? (static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1) / B : 1;
+  };
+  CHECK(segments(1, 32768) == 8);  // 96 blocks of 264: split, in 4096-token segments
+  CHECK(segments(1, 6000) == 1);   // shorter than two segments
+  CHECK(segments(16, 32768) == 1); // 1536 blocks fill the GPU: no split, tuned length or not
+  SplitPolicy planner{.sms = 132};
+  CHECK(planContextSplit({0, 32768}, 48, 128, 64, planner).segmentCuSeqlens.empty()); // its own rule: no split
 }

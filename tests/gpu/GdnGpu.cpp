@@ -83,8 +83,8 @@ int main(int argc, char **argv) {
   }
   const GdnGateKind gate = gateName == "mixed" ? GdnGateKind::mixedDecay : GdnGateKind::logsigmoid;
   auto s = parseSettings(settings);
-  if (segmentTokens == 0 && s.count("split_tokens")) // a tuned segment length (qlac tune gdn)
-    segmentTokens = s.at("split_tokens");
+  // A tuned segment length (qlac tune gdn): the length when the planner splits (--segment-tokens forces one).
+  const int64_t tunedSegmentTokens = s.count("split_tokens") ? s.at("split_tokens") : 0;
   int failures = 0, runs = 0;
   Json rows = Json::array();
   try {
@@ -102,7 +102,11 @@ int main(int argc, char **argv) {
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     fmt::print("gdn kernel set {}: loaded in {:.2f} ms (files {:.2f} ms, modules {:.2f} ms)\n", dir,
                ms(t0, t2), ms(t0, t1), ms(t1, t2));
-    fwd.setSplitPolicy({.sms = 0, .segmentTokens = segmentTokens, .enabled = !noSplit, .exact = exact});
+    fwd.setSplitPolicy({.sms = 0,
+                        .segmentTokens = segmentTokens,
+                        .segmentTokensWhenSplit = tunedSegmentTokens,
+                        .enabled = !noSplit,
+                        .exact = exact});
     struct Case { int64_t B, T; std::vector<int64_t> cu; bool cpu; bool bench; };
     std::vector<Case> cases{{1, 1, {}, true, false},   {2, 63, {}, true, false},  {2, 64, {}, true, false},
                             {1, 65, {}, true, false},  {1, 1000, {}, true, false},

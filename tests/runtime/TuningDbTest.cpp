@@ -6,6 +6,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <cmath>
 #include <fstream>
 
 TEST_CASE("tuning database: record, find, best, and a round trip through the file", "[runtime][tuning]") {
@@ -20,11 +21,17 @@ TEST_CASE("tuning database: record, find, best, and a round trip through the fil
   db.record(h200, {"gemm", shape, shape + ",BN=128,stages=3", 0.190, 1e-3, true, "2026-12-03"});
   db.record(h200, {"gemm", shape, shape + ",BN=64,stages=2", 0.150, 0.5, false, "2026-12-03"}); // fast, wrong
   db.record(h200, {"gemm", shape, shape + ",BN=256,stages=4", 0.195, 1e-3, true, "2026-12-04"}); // re-timed
+  // A NaN error (an output NaN) is saved as null and never passes, whatever the entry said.
+  db.record(h200, {"gemm", shape, shape + ",BN=32,stages=2", 0.100, std::nan(""), true, "2026-12-04"});
   db.save(file);
 
   qla::TuningDb back = qla::TuningDb::load(file);
   CHECK(back.gpus() == std::vector<std::string>{gpu});
-  CHECK(back.entries(gpu).size() == 3);
+  CHECK(back.entries(gpu).size() == 4);
+  auto nan = back.find(gpu, "gemm", shape, shape + ",BN=32,stages=2");
+  REQUIRE(nan);
+  CHECK(std::isnan(nan->error));
+  CHECK_FALSE(nan->pass);
   auto found = back.find(gpu, "gemm", shape, shape + ",BN=256,stages=4");
   REQUIRE(found);
   CHECK(found->ms == 0.195);

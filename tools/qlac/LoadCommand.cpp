@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace qlac {
@@ -60,7 +61,8 @@ int loadCommand(const Args &args) {
     auto t0 = std::chrono::steady_clock::now();
     qla::gdn::ChunkForward fwd = qla::gdn::buildChunkForward(config, /*plannerKernels=*/true);
     auto t1 = std::chrono::steady_clock::now();
-    const size_t compiled = cache.keys().size() - cachedBefore;
+    const size_t cachedAfter = cache.keys().size();
+    const size_t compiled = std::min(kernels, cachedAfter > cachedBefore ? cachedAfter - cachedBefore : 0);
     if (gpu)
       fwd.load();
     auto t2 = std::chrono::steady_clock::now();

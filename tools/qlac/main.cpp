@@ -18,6 +18,8 @@ commands:
   cache ls|verify|clear [--dir ROOT]      the kernel cache on disk: list, check checksums, empty it
   tune gemm --shapes MxNxK,...            compile candidate configs in parallel, check and time them on
   tune gdn --shapes HxHVxBxT,...          the GPU, keep the results per GPU in the tuning database
+  load gdn --set K=V,...                  build the GDN forward set through the JIT and disk cache, load
+                                          its modules on the GPU, print the time of each part
 
 kernels: gemm, gdn_offsets, gdn_cumsum, gdn_chunk_inverse, gdn_chunk_forward, gdn_split_correct,
          gdn_split_offsets, gdn_split_windows (compile, dump);

@@ -244,7 +244,7 @@ int64_t ChunkForward::segmentsPerSequence(int64_t sequences, int64_t tokensEach,
   for (int64_t i = 0; i <= sequences; ++i)
     cu.push_back(i * tokensEach);
   SplitPolicy policy = policyFor(call);
-  if (policy.sms <= 0 && policy.segmentTokens == 0) // a given segment length needs no SM count
+  if (policy.sms <= 0 && policy.segmentTokens == 0) // a forced segment length needs no SM count
     policy.sms = sms_ ? sms_ : queryDevice().smCount;
   SplitPlan plan = planContextSplit(cu, sh.HV, sh.V, sh.BV, policy);
   return plan.split() ? (static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1) / sequences : 1;

@@ -91,6 +91,7 @@ public:
   /// How the context split is planned (planContextSplit): off, a given segment length, the GPU's SM count
   /// (0: the device's), exact or truncated at a log-gate threshold.
   void setSplitPolicy(const SplitPolicy &policy) { splitPolicy_ = policy; }
+  const SplitPolicy &splitPolicy() const { return splitPolicy_; }
   /// Scratch bytes for a call over `tokens` tokens (B·T) and `sequences` sequences (N).
   size_t workspaceBytes(int64_t tokens, int64_t sequences, const SplitPolicy *policy = nullptr) const;
   /// Throws qla::Error("gdn chunk_forward: argument 'x': expected …, got …") for the first argument

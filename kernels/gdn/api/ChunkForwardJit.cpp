@@ -85,7 +85,7 @@ ChunkForward buildChunkForward(const GdnForwardConfig &c, bool plannerKernels) {
   }
   ChunkForward fwd(std::move(images), chunkForwardShape(c));
   if (c.splitTokens > 0)
-    fwd.setSplitPolicy({.sms = 0, .segmentTokens = c.splitTokens});
+    fwd.setSplitPolicy({.sms = 0, .segmentTokensWhenSplit = c.splitTokens});
   return fwd;
 }
 
@@ -97,7 +97,8 @@ GdnForwardConfig withTunedTiles(GdnForwardConfig config, const std::string &tune
   config.inverseChunks = t.inverseChunks;
   config.inverseStages = t.inverseStages;
   config.inverseHeads = t.inverseHeads;
-  config.splitTokens = t.splitTokens;
+  if (config.splitTokens == 0) // a length the caller chose stays
+    config.splitTokens = t.splitTokens;
   config.validate();
   return config;
 }

@@ -22,8 +22,9 @@ SplitPlan planContextSplit(const std::vector<int64_t> &cu, int64_t HV, int64_t V
     throw Error(fmt::format("gdn split plan: the log-gate threshold must be <= 0 (a summed log-gate; -10 keeps what "
                             "fades by e^-10), got {}",
                             policy.logGateThreshold));
-  if (policy.segmentTokens < 0 || policy.segmentTokens % kChunk != 0)
-    throw Error(fmt::format("gdn split plan: segment length {} must be a multiple of {}", policy.segmentTokens, kChunk));
+  for (int64_t length : {policy.segmentTokens, policy.segmentTokensWhenSplit})
+    if (length < 0 || length % kChunk != 0)
+      throw Error(fmt::format("gdn split plan: segment length {} must be a multiple of {}", length, kChunk));
   SplitPlan plan;
   const int64_t n = static_cast<int64_t>(cu.size()) - 1, perSequence = HV * (V / BV);
   const int64_t capacity = policy.sms * policy.blocksPerSm;
@@ -34,7 +35,8 @@ SplitPlan planContextSplit(const std::vector<int64_t> &cu, int64_t HV, int64_t V
     totalChunks += chunksOf(cu[i + 1] - cu[i]);
     longest = std::max(longest, cu[i + 1] - cu[i]);
   }
-  int64_t segmentChunks = policy.segmentTokens / kChunk;
+  const int64_t given = policy.segmentTokens ? policy.segmentTokens : policy.segmentTokensWhenSplit;
+  int64_t segmentChunks = given / kChunk;
   if (segmentChunks == 0) {
     // Segments enough to give every block slot one: total chunks over the slots' worth of sequences.
     int64_t slots = std::max<int64_t>(1, capacity / perSequence);
@@ -42,10 +44,10 @@ SplitPlan planContextSplit(const std::vector<int64_t> &cu, int64_t HV, int64_t V
   }
   // With the planner's own length, a sequence is cut only into minSegments or more (fewer lose in exact
   // mode); with a given length, into two or more.
-  const int64_t minPieces = policy.segmentTokens == 0 ? std::max<int64_t>(2, policy.minSegments) : 2;
+  const int64_t minPieces = given == 0 ? std::max<int64_t>(2, policy.minSegments) : 2;
   if (chunksOf(longest) < minPieces * segmentChunks)
     return plan; // nothing long enough to gain from a split
-  if (policy.segmentTokens == 0) {
+  if (given == 0) {
     // The shortest length that cuts the longest sequence into as many segments: what the device derives
     // from the extents alone for a fixed-length batch (gdn_split_offsets).
     int64_t pieces = (chunksOf(longest) + segmentChunks - 1) / segmentChunks;

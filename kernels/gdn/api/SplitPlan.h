@@ -21,7 +21,10 @@ struct SplitPolicy {
   int64_t sms = 132;           // streaming multiprocessors of the GPU
   int64_t blocksPerSm = 2;     // state-kernel blocks one SM holds (BV = 64: two)
   int64_t minSegmentChunks = 8; // a segment of fewer chunks costs more in passes than it saves
-  int64_t segmentTokens = 0;   // > 0: this length (a multiple of 64), overriding the choice
+  int64_t segmentTokens = 0;   // > 0: this length (a multiple of 64), overriding the choice (splits even a full GPU)
+  // > 0: the length (a multiple of 64) when the planner decides to split (a tuned split_tokens): the
+  // decision stays the planner's, only its length is replaced.
+  int64_t segmentTokensWhenSplit = 0;
   // The fewest segments the planner's own length cuts a sequence into. The exact split (and the
   // truncated one for heads whose gates barely decay) runs three state passes over a segment (end,
   // transition, main): with two segments that is slower than no split (H200, (16,64) 1x32768: 3.60 ms

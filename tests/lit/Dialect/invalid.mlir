@@ -931,9 +931,17 @@ func.func @roles_threads() attributes {qla.kernel, qla.block = array<i64: 384, 1
 
 // -----
 
-// expected-error @+1 {{the roles' register budgets need 89088 registers, more than an SM's 65536}}
+// expected-error @+1 {{the roles' register budgets need 89088 registers, more than the block's 64512 (168 a thread x 384 threads)}}
 func.func @roles_registers() attributes {qla.kernel, qla.block = array<i64: 384, 1, 1>,
     qla.roles = [#qla.role<"a", warpgroups = 2, registers = 232>, #qla.role<"b", warpgroups = 1, registers = 232>]} { return }
+
+// -----
+
+// 512 registers a thread-slot fit 65536, but not the 168 a thread that 384 threads start with: the last
+// setmaxnreg.inc would wait forever.
+// expected-error @+1 {{the roles' register budgets need 65536 registers, more than the block's 64512 (168 a thread x 384 threads)}}
+func.func @roles_registers_cap() attributes {qla.kernel, qla.block = array<i64: 384, 1, 1>,
+    qla.roles = [#qla.role<"loads", warpgroups = 1, registers = 32>, #qla.role<"mma", warpgroups = 2, registers = 240>]} { return }
 
 // -----
 

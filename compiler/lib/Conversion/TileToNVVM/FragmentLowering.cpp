@@ -369,8 +369,9 @@ void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, St
   // A transposed 16-bit accumulator goes to scratch with stmatrix.trans (whole 16-byte pieces, like the
   // column pairs of an untransposed one); element-wise transposed writes gain nothing from the swizzle.
   bool stmatrix = transposed && layout.acc && eb == 2 && tile.getShape()[1] % 8 == 0 && rowLen % vec == 0;
-  int64_t swizzle = (transposed && !stmatrix) || !llvm::isPowerOf2_64(piecesPerRow) ? 1
-                                                                                    : std::min<int64_t>(8, piecesPerRow);
+  int64_t swizzle = stmatrix && piecesPerRow % 8 == 0                      ? 8
+                    : transposed || !llvm::isPowerOf2_64(piecesPerRow) ? 1
+                                                                        : std::min<int64_t>(8, piecesPerRow);
   SmallVector<int64_t> strides = dst.getEffectiveStrides();
   Value tid = threadIdx(rw, loc);
   Value base = smemAddress(rw, loc, scratchOffset);
@@ -387,9 +388,14 @@ void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, St
   };
   blockBarrier(rw, loc);
   bool pairs = !transposed && layout.acc;
-  if (stmatrix) // fragment element (r, c) is the tensor's (c, r)
-    storeAccWithStmatrix(rw, loc, tile, /*transposed=*/true, layout, a.getValue(), tid,
-                         [&](OpBuilder &b, Location l, Value r, Value c) { return gepBytes(b, l, base, scratchBytes(b, l, c, r)); });
+  if (stmatrix) { // fragment element (r, c) is the tensor's (c, r)
+    bool stored = storeAccWithStmatrix(rw, loc, tile, /*transposed=*/true, layout, a.getValue(), tid,
+                                       [&](OpBuilder &b, Location l, Value r, Value c) {
+                                         return gepBytes(b, l, base, scratchBytes(b, l, c, r));
+                                       });
+    assert(stored && "the stmatrix conditions above are storeAccWithStmatrix's");
+    (void)stored;
+  }
   for (int64_t e = 0; !stmatrix && e < layout.perThread(); e += pairs ? 2 : 1) {
     SmallVector<Value> c = placed(layout.coords(rw, loc, tid, e), transposed);
     Value bytes = scratchBytes(rw, loc, c[0], c[1]);

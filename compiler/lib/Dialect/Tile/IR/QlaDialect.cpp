@@ -356,9 +356,12 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     if (int64_t threads = kernelThreads(op); threads && threads != warpgroups * 128)
       return op->emitError() << "the roles have " << warpgroups << " warpgroups (" << warpgroups * 128
                              << " threads), the block " << threads;
-    if (budgeted && registers > 65536)
-      return op->emitError() << "the roles' register budgets need " << registers
-                             << " registers, more than an SM's 65536";
+    // setmaxnreg moves registers within the block's: ptxas gives every thread the same cap (.maxnreg:
+    // 65536 over the threads, in steps of 8, at most 255); a budget past it waits forever.
+    const int64_t threads = warpgroups * 128, cap = std::min<int64_t>(255, 65536 / threads / 8 * 8);
+    if (budgeted && registers > cap * threads)
+      return op->emitError() << "the roles' register budgets need " << registers << " registers, more than the block's "
+                             << cap * threads << " (" << cap << " a thread x " << threads << " threads)";
     return success();
   }
   if (name == kRoleAttr) {
