@@ -165,3 +165,17 @@ TEST_CASE("a tuned segment length reaches the planner", "[gdn][tuning][jit]") {
   SplitPolicy planner{.sms = 132};
   CHECK(planContextSplit({0, 32768}, 48, 128, 64, planner).segmentCuSeqlens.empty()); // its own rule: no split
 }
+
+TEST_CASE("the split is not taken for in-kernel gates or L2 norm unless allowed", "[gdn][split][jit]") {
+  // Run 36: a NaN on the GPU for such a build, not yet localised; the interpreter passes the split.
+  SplitPolicy policy{.sms = 132};
+  SplitPolicy allowed{.sms = 132, .allowUnverified = true};
+  for (const char *extra : {",gate_in_kernel=1", ",l2norm=1"}) {
+    ChunkForward fwd = buildChunkForward(
+        parseGdnForwardConfig(std::string("H=1,HV=2,K=128,V=128,initial_state=1,final_state=1") + extra), true);
+    CHECK(fwd.segmentsPerSequence(1, 32768, &policy) == 1);
+    CHECK(fwd.segmentsPerSequence(1, 32768, &allowed) > 1);
+  }
+  ChunkForward plain = buildChunkForward(parseGdnForwardConfig("H=1,HV=2,K=128,V=128,initial_state=1,final_state=1"), true);
+  CHECK(plain.segmentsPerSequence(1, 32768, &policy) > 1);
+}

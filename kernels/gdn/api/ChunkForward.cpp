@@ -229,6 +229,7 @@ ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
   if (images_.hasSplit())
     for (size_t i = 0; i < images_.splitManifests.size(); ++i)
       checkSplitTensors(shape_, i, images_.splitManifests[i]);
+  splitUnverified_ = shape_.gateInKernel || shape_.l2norm || configSetting(images_.manifests[3], "l2norm", 0) != 0;
 }
 
 int64_t ChunkForward::forwardTile(int64_t sequences) const {
@@ -244,6 +245,8 @@ int64_t ChunkForward::segmentsPerSequence(int64_t sequences, int64_t tokensEach,
   for (int64_t i = 0; i <= sequences; ++i)
     cu.push_back(i * tokensEach);
   SplitPolicy policy = policyFor(call);
+  if (splitUnverified_ && !policy.allowUnverified)
+    return 1;
   if (policy.sms <= 0 && policy.segmentTokens == 0) // a forced segment length needs no SM count
     policy.sms = sms_ ? sms_ : queryDevice().smCount;
   SplitPlan plan = planContextSplit(cu, sh.HV, sh.V, sh.BV, policy);

@@ -43,6 +43,8 @@ struct ChunkForwardShape {
   bool stateVFirst = false; // states stored [V][K] per head
   // Chunks and value heads a block of gdn_chunk_inverse takes; 0: its manifest's config says (else 1).
   int64_t inverseChunks = 0, inverseHeads = 0;
+  // q and k L2-normalised in the kernels (else: its manifest's config says, for qlac-compiled folders).
+  bool l2norm = false;
 };
 
 /// The kernels: manifest + cubin each.
@@ -116,6 +118,7 @@ private:
   std::unique_ptr<CompiledKernel> wide_;
   std::array<std::unique_ptr<CompiledKernel>, 6> split_;
   int64_t wideBV_ = 0; // 0: no wide build
+  bool splitUnverified_ = false; // in-kernel gates or L2 norm: the split only with allowUnverified
   int64_t inverseChunks_ = 1, inverseHeads_ = 1; // chunks and value heads a block of gdn_chunk_inverse takes
   uint32_t inverseGridZ(uint32_t chunks) const {
     return static_cast<uint32_t>((chunks + inverseChunks_ - 1) / inverseChunks_);

@@ -12,7 +12,8 @@
 namespace qla::gdn {
 
 ChunkForwardShape chunkForwardShape(const GdnForwardConfig &c) {
-  return {c.H, c.HV, c.K, c.V, c.BV, c.gateInKernel, c.initialState, c.finalState, c.stateVFirst, c.inverseChunks, c.inverseHeads};
+  return {c.H,          c.HV,         c.K,          c.V,           c.BV,           c.gateInKernel,
+          c.initialState, c.finalState, c.stateVFirst, c.inverseChunks, c.inverseHeads, c.l2normQK};
 }
 
 std::vector<GdnPackageKernel> gdnForwardPackage(const GdnForwardConfig &c, bool plannerKernels) {
