@@ -179,3 +179,64 @@ TEST_CASE("the split is not taken for in-kernel gates or L2 norm unless allowed"
   ChunkForward plain = buildChunkForward(parseGdnForwardConfig("H=1,HV=2,K=128,V=128,initial_state=1,final_state=1"), true);
   CHECK(plain.segmentsPerSequence(1, 32768, &policy) > 1);
 }
+
+TEST_CASE("a varlen call's split is planned on the host: only long sequences cut", "[gdn][split][varlen]") {
+  ChunkForward fwd =
+      buildChunkForward(parseGdnForwardConfig("H=1,HV=2,K=128,V=128,initial_state=1,final_state=1"), true);
+  SplitPolicy policy{.sms = 132};
+  // Two long sequences among short ones: 4 blocks a sequence leave the GPU idle, so the long ones are
+  // cut into segments of one length, the short ones stay whole.
+  const std::vector<int64_t> cu{0, 100, 32868, 32900, 49284, 49300};
+  GdnVarlenSplit split = fwd.planVarlenOnHost(cu, &policy);
+  REQUIRE(split.split());
+  const SplitPlan &p = split.plan;
+  CHECK(split.sequences() == 5);
+  CHECK(p.firstSegment.size() == 6);
+  CHECK(p.segmentCuSeqlens.front() == 0);
+  CHECK(p.segmentCuSeqlens.back() == 49300);
+  for (int64_t i : {0, 2, 4}) // the short ones: one segment each, the sequence itself
+    CHECK(p.firstSegment[i + 1] - p.firstSegment[i] == 1);
+  CHECK(p.firstSegment[2] - p.firstSegment[1] > 2); // 32768 tokens: cut
+  CHECK(p.firstSegment[4] - p.firstSegment[3] > 1); // 16384 tokens: cut
+  CHECK(split.mostSegments == p.firstSegment[2] - p.firstSegment[1]);
+  CHECK(split.chunkSlots == p.segmentTokens / 64);
+  for (size_t i = 0; i + 1 < cu.size(); ++i) { // every sequence's segments tile it exactly
+    CHECK(p.segmentCuSeqlens[p.firstSegment[i]] == cu[i]);
+    CHECK(p.segmentCuSeqlens[p.firstSegment[i + 1]] == cu[i + 1]);
+  }
+  // Its workspace holds the segments' states: more than the unsplit varlen call's.
+  SplitPolicy off{.sms = 132, .enabled = false};
+  CHECK(fwd.workspaceBytes(split) > fwd.workspaceBytes(49300, 5, &off));
+  // Many sequences fill the GPU: no split, no tables.
+  std::vector<int64_t> many{0};
+  for (int i = 0; i < 200; ++i)
+    many.push_back(many.back() + (i == 7 ? 32768 : 64));
+  CHECK_FALSE(fwd.planVarlenOnHost(many, &policy).split());
+  // Builds the split is not verified for (in-kernel gates) plan none; bad cu_seqlens are refused.
+  ChunkForward gated = buildChunkForward(
+      parseGdnForwardConfig("H=1,HV=2,K=128,V=128,initial_state=1,final_state=1,gate_in_kernel=1"), true);
+  CHECK_FALSE(gated.planVarlenOnHost(cu, &policy).split());
+  CHECK_THROWS_WITH(fwd.planVarlenOnHost({0, 10, 5}, &policy),
+                    Catch::Matchers::ContainsSubstring("expected non-decreasing values, got 5 after 10"));
+
+  // A call must bring the cu_seqlens it was planned for, on the host.
+  auto fake = [](DType d, std::vector<int64_t> shape) { return TensorArg{0x10000, d, std::move(shape), {}}; };
+  ChunkForwardTensors t;
+  t.q = fake(DType::bf16, {1, 49300, 1, 128});
+  t.k = fake(DType::bf16, {1, 49300, 1, 128});
+  t.v = fake(DType::bf16, {1, 49300, 2, 128});
+  t.o = fake(DType::bf16, {1, 49300, 2, 128});
+  t.g = fake(DType::f32, {1, 49300, 2});
+  t.beta = fake(DType::f32, {1, 49300, 2});
+  t.initialState = fake(DType::f32, {5, 2, 128, 128});
+  t.finalState = fake(DType::f32, {5, 2, 128, 128});
+  t.cuSeqlens = fake(DType::i64, {6});
+  t.varlenSplit = &split;
+  CHECK_THROWS_WITH(fwd.validate(t), Catch::Matchers::ContainsSubstring("expected host_cu_seqlens beside it"));
+  std::vector<int64_t> other = cu;
+  other[1] = 200;
+  t.hostCuSeqlens = other.data();
+  CHECK_THROWS_WITH(fwd.validate(t), Catch::Matchers::ContainsSubstring("planned for other cu_seqlens"));
+  t.hostCuSeqlens = cu.data();
+  CHECK_THROWS_WITH(fwd.validate(t), Catch::Matchers::ContainsSubstring("its tables are not on the device"));
+}

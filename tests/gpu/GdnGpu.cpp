@@ -117,6 +117,8 @@ int main(int argc, char **argv) {
                             {1, 1300, {0, 1, 65, 300, 1000, 1300}, true, false},
                             // Sequences of 1 to 16384 tokens, against the GPU reference.
                             {1, 23357, {0, 16384, 16385, 17085, 17148, 21244, 21309, 23357}, false, false},
+                            // One long sequence among short ones: the varlen split (planVarlen) cuts only it.
+                            {1, 33000, {0, 100, 32868, 33000}, false, false},
                             {4, 8192, {}, false, true}};
     if (!onlyShape.empty()) {
       auto comma = onlyShape.find(',');
@@ -168,7 +170,7 @@ int main(int argc, char **argv) {
                                             ? std::string()
                                             : fmt::format(", split {} ways{}", fwd.segmentsPerSequence(p.B, p.T),
                                                           exact ? ", exact" : ", truncated"))
-                          : "",
+                          : r.varlenSegments ? fmt::format(" (varlen split: {} segments)", r.varlenSegments) : "",
                  seed, ok ? "PASS" : "FAIL");
       std::fflush(stdout); // a later abort must not swallow the case's line
       Json row = Json::object();
@@ -198,6 +200,10 @@ int main(int argc, char **argv) {
         row.set("segments", fwd.segmentsPerSequence(p.B, p.T));
       if (!p.varlen() && fwd.segmentsPerSequence(p.B, p.T) > 1)
         row.set("split_mode", exact ? "exact" : "truncated (log-gate threshold -10)");
+      if (p.varlen() && r.varlenSegments > 0) { // the varlen split (planVarlen): segments in all
+        row.set("varlen_segments", r.varlenSegments);
+        row.set("split_mode", exact ? "exact" : "truncated (log-gate threshold -10)");
+      }
       if (r.ms > 0) {
         row.set("ms", r.ms);
         row.set("graph", false);

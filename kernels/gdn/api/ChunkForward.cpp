@@ -111,7 +111,7 @@ Sizes sizesOf(const ChunkForwardTensors &t) {
 
 
 ChunkForwardLayout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, int64_t sequences, bool varlen,
-                       int64_t segments = 0) {
+                       int64_t segments = 0, int64_t chunkSlots = 0) {
   ChunkForwardLayout l;
   int64_t at = 0;
   l.offsets = at;
@@ -131,9 +131,10 @@ ChunkForwardLayout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, 
     at += alignUp(state);
     l.finals = at;
     at += alignUp(state);
-    // Fixed-length batches: m segments of ⌈T / 64m⌉ chunks at most (gdn_split_offsets' length).
+    // Fixed-length batches: m segments of ⌈T / 64m⌉ chunks at most (gdn_split_offsets' length); a
+    // varlen split gives its longest segment's chunks.
     const int64_t m = segments / sequences, T = tokens / sequences;
-    l.chunkSlots = (T + m * kChunk - 1) / (m * kChunk);
+    l.chunkSlots = chunkSlots > 0 ? chunkSlots : (T + m * kChunk - 1) / (m * kChunk);
     l.chunkTotals = at;
     at += alignUp(sh.HV * segments * l.chunkSlots * 4);
     l.threshold = at;
@@ -236,20 +237,22 @@ int64_t ChunkForward::forwardTile(int64_t sequences) const {
   return pickForwardTile(shape_.BV, wideBV_, sequences, shape_.HV, shape_.V, sms_ ? sms_ : 132);
 }
 
-int64_t ChunkForward::segmentsPerSequence(int64_t sequences, int64_t tokensEach, const SplitPolicy *call) const {
+bool ChunkForward::splitEligible(const SplitPolicy &policy) const {
   const ChunkForwardShape &sh = shape_;
-  if (!images_.hasSplit() || sh.K != sh.V || sh.stateVFirst || !sh.initialState || !sh.finalState || sequences < 1 ||
-      tokensEach < 1)
+  return images_.hasSplit() && sh.K == sh.V && !sh.stateVFirst && sh.initialState && sh.finalState &&
+         (!splitUnverified_ || policy.allowUnverified);
+}
+
+int64_t ChunkForward::segmentsPerSequence(int64_t sequences, int64_t tokensEach, const SplitPolicy *call) const {
+  if (!splitEligible(policyFor(call)) || sequences < 1 || tokensEach < 1)
     return 1;
   std::vector<int64_t> cu;
   for (int64_t i = 0; i <= sequences; ++i)
     cu.push_back(i * tokensEach);
   SplitPolicy policy = policyFor(call);
-  if (splitUnverified_ && !policy.allowUnverified)
-    return 1;
   if (policy.sms <= 0 && policy.segmentTokens == 0) // a forced segment length needs no SM count
     policy.sms = sms_ ? sms_ : queryDevice().smCount;
-  SplitPlan plan = planContextSplit(cu, sh.HV, sh.V, sh.BV, policy);
+  SplitPlan plan = planContextSplit(cu, shape_.HV, shape_.V, shape_.BV, policy);
   return plan.split() ? (static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1) / sequences : 1;
 }
 
@@ -278,9 +281,71 @@ size_t ChunkForward::workspaceBytes(int64_t tokens, int64_t sequences, const Spl
   return static_cast<size_t>(workspaceLayout(shape_, tokens, sequences, false, m > 1 ? m * sequences : 0).total);
 }
 
+GdnVarlenSplit ChunkForward::planVarlenOnHost(const std::vector<int64_t> &cu, const SplitPolicy *call) const {
+  if (cu.size() < 2 || cu.front() != 0)
+    throw Error(fmt::format("{}: planVarlen: argument 'cu_seqlens': expected N + 1 >= 2 values from 0, got {} values",
+                            kWho, cu.size()));
+  for (size_t i = 1; i < cu.size(); ++i)
+    if (cu[i] < cu[i - 1])
+      throw Error(fmt::format("{}: planVarlen: argument 'cu_seqlens': expected non-decreasing values, got {} after {} "
+                              "at index {}",
+                              kWho, cu[i], cu[i - 1], i));
+  GdnVarlenSplit split;
+  split.cuSeqlens = cu;
+  SplitPolicy policy = policyFor(call);
+  if (!splitEligible(policy) || !policy.enabled)
+    return split;
+  if (policy.sms <= 0 && policy.segmentTokens == 0)
+    policy.sms = sms_ ? sms_ : queryDevice().smCount;
+  split.plan = planContextSplit(cu, shape_.HV, shape_.V, shape_.BV, policy);
+  if (!split.split())
+    return split;
+  const SplitPlan &p = split.plan;
+  for (size_t s = 0; s + 1 < p.segmentCuSeqlens.size(); ++s)
+    split.chunkSlots =
+        std::max(split.chunkSlots, (p.segmentCuSeqlens[s + 1] - p.segmentCuSeqlens[s] + kChunk - 1) / kChunk);
+  for (size_t i = 0; i + 1 < p.firstSegment.size(); ++i)
+    split.mostSegments = std::max(split.mostSegments, p.firstSegment[i + 1] - p.firstSegment[i]);
+  split.chunkSlots = std::max<int64_t>(split.chunkSlots, 1);
+  return split;
+}
+
+GdnVarlenSplit ChunkForward::planVarlen(const std::vector<int64_t> &cuSeqlens, const SplitPolicy *call) const {
+  GdnVarlenSplit split = planVarlenOnHost(cuSeqlens, call);
+  if (split.split()) {
+    std::vector<int64_t> tables = split.plan.segmentCuSeqlens;
+    tables.insert(tables.end(), split.plan.firstSegment.begin(), split.plan.firstSegment.end());
+    split.tables = DeviceBuffer(tables.size() * sizeof(int64_t));
+    split.tables.upload(tables.data(), tables.size() * sizeof(int64_t));
+  }
+  return split;
+}
+
+size_t ChunkForward::workspaceBytes(const GdnVarlenSplit &split) const {
+  const int64_t N = split.sequences(), T = split.cuSeqlens.empty() ? 0 : split.cuSeqlens.back();
+  return static_cast<size_t>(workspaceLayout(shape_, T, N, true, split.segments(), split.chunkSlots).total);
+}
+
 void ChunkForward::validate(const ChunkForwardTensors &t) const {
   const ChunkForwardShape &sh = shape_;
   Sizes s = sizesOf(t);
+  if (const GdnVarlenSplit *vs = t.varlenSplit) {
+    if (!s.varlen)
+      throw Error(fmt::format("{}: argument 'varlen_split': given without cu_seqlens", kWho));
+    if (vs->split()) {
+      if (!t.hostCuSeqlens)
+        throw Error(fmt::format("{}: argument 'varlen_split': expected host_cu_seqlens beside it (the values it was "
+                                "planned for)",
+                                kWho));
+      if (vs->sequences() != s.N || !std::equal(vs->cuSeqlens.begin(), vs->cuSeqlens.end(), t.hostCuSeqlens))
+        throw Error(fmt::format("{}: argument 'varlen_split': planned for other cu_seqlens ({} sequences, {} tokens) "
+                                "than this call's ({} sequences, {} tokens)",
+                                kWho, vs->sequences(), vs->cuSeqlens.back(), s.N, t.hostCuSeqlens[s.N]));
+      if (!vs->tables.ptr())
+        throw Error(fmt::format("{}: argument 'varlen_split': its tables are not on the device (planVarlen makes them)",
+                                kWho));
+    }
+  }
   expect(t.q, "q", DType::bf16, {s.B, s.T, sh.H, sh.K});
   expect(t.k, "k", DType::bf16, {s.B, s.T, sh.H, sh.K});
   expect(t.v, "v", DType::bf16, {s.B, s.T, sh.HV, sh.V});
@@ -333,11 +398,16 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     sms_ = sms_ ? sms_ : queryDevice().smCount; // device 0, like the rest of the runtime
   // A fixed-length batch whose blocks leave SMs idle runs split into m segments a sequence.
   const int64_t m = s.varlen ? 1 : segmentsPerSequence(s.N, s.T, t.split);
-  ChunkForwardLayout l = workspaceLayout(sh, s.tokens, s.N, s.varlen, m > 1 ? m * s.N : 0);
+  // A varlen call runs split when it brings a split plan for its cu_seqlens (planVarlen).
+  const GdnVarlenSplit *vs = s.varlen && t.varlenSplit && t.varlenSplit->split() ? t.varlenSplit : nullptr;
+  ChunkForwardLayout l = vs ? workspaceLayout(sh, s.tokens, s.N, true, vs->segments(), vs->chunkSlots)
+                            : workspaceLayout(sh, s.tokens, s.N, s.varlen, m > 1 ? m * s.N : 0);
   if (!workspace || workspace % 256 != 0 || static_cast<int64_t>(workspaceBytes) < l.total)
-    throw Error(fmt::format("{}: argument 'workspace': expected {} bytes, 256-byte aligned (workspaceBytes({}, {})), "
-                            "got {} bytes at 0x{:x}",
-                            kWho, l.total, s.tokens, s.N, workspaceBytes, workspace));
+    throw Error(fmt::format("{}: argument 'workspace': expected {} bytes, 256-byte aligned ({}), got {} bytes at 0x{:x}",
+                            kWho, l.total,
+                            vs ? std::string("workspaceBytes(varlen_split)")
+                               : fmt::format("workspaceBytes({}, {})", s.tokens, s.N),
+                            workspaceBytes, workspace));
   load();
 
   const int64_t T = s.tokens, N = s.N;
@@ -354,7 +424,7 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   // Chunks of the longest sequence: exact for a fixed-length batch and for varlen with host cu_seqlens;
   // else the whole batch's count bounds it (blocks past a sequence's end do nothing).
   const uint32_t chunks = static_cast<uint32_t>(std::max<int64_t>(1, (s.longest + kChunk - 1) / kChunk));
-  if (m > 1) {
+  if (m > 1 || vs) {
     runSplit(t, l, workspace, stream);
     return;
   }
@@ -389,14 +459,21 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   // start; each sequence's last segment's final state copied out.
   const ChunkForwardShape &sh = shape_;
   Sizes s = sizesOf(t);
-  const int64_t T = s.tokens, N = s.N, S = l.segments, m = S / N;
-  const int64_t segmentTokens = (s.T + m * kChunk - 1) / (m * kChunk) * kChunk; // gdn_split_offsets' length
+  // A varlen call's segment tables come planned (planVarlen: only long sequences cut, their segment
+  // counts differ); a fixed-length batch's are made on the device (gdn_split_offsets), m a sequence.
+  const GdnVarlenSplit *vs = s.varlen ? t.varlenSplit : nullptr;
+  const int64_t T = s.tokens, N = s.N, S = l.segments, m = vs ? vs->mostSegments : S / N;
+  const int64_t segmentChunks =
+      vs ? vs->chunkSlots : (s.T + m * kChunk - 1) / (m * kChunk); // gdn_split_offsets' length, in chunks
   auto packed = [](const TensorArg &x, DType d, std::vector<int64_t> shape) { return TensorArg{x.data, d, shape, {}}; };
   auto scratch = [&](int64_t offset, DType d, std::vector<int64_t> shape) {
     return TensorArg{workspace + static_cast<CUdeviceptr>(offset), d, shape, {}};
   };
   auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
-  TensorArg segCu = scratch(l.segmentOffsets, DType::i64, {S + 1}), first = scratch(l.firstSegment, DType::i64, {N + 1});
+  TensorArg segCu = vs ? TensorArg{vs->tables.ptr(), DType::i64, {S + 1}, {}}
+                       : scratch(l.segmentOffsets, DType::i64, {S + 1});
+  TensorArg first = vs ? TensorArg{vs->tables.ptr() + static_cast<CUdeviceptr>((S + 1) * 8), DType::i64, {N + 1}, {}}
+                       : scratch(l.firstSegment, DType::i64, {N + 1});
   TensorArg q = packed(t.q, DType::bf16, {T, sh.H * sh.K}), k = packed(t.k, DType::bf16, {T, sh.H * sh.K});
   TensorArg v = packed(t.v, DType::bf16, {T, sh.HV * sh.V}), o = packed(t.o, DType::bf16, {T, sh.HV * sh.V});
   TensorArg gcum = scratch(l.gcum, DType::f32, {T, sh.HV});
@@ -406,7 +483,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   TensorArg ends = scratch(l.ends, DType::f32, states), starts = scratch(l.starts, DType::f32, states);
   TensorArg finals = scratch(l.finals, DType::f32, states);
   TensorArg transitions = scratch(l.transitions, DType::f32, {S * sh.HV * sh.K, sh.K});
-  const uint32_t hv = u32(sh.HV), segs = u32(S), chunks = u32(segmentTokens / kChunk);
+  const uint32_t hv = u32(sh.HV), segs = u32(S), chunks = u32(segmentChunks);
   if (static_cast<int64_t>(chunks) != l.chunkSlots)
     throw Error(fmt::format("{}: internal: the split's segments have {} chunks, the workspace {}", kWho, chunks,
                             l.chunkSlots));
@@ -421,7 +498,8 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   drv.check(drv.cuMemsetD32Async(threshold.data, std::bit_cast<uint32_t>(limit), 1, stream),
             "gdn chunk_forward: the split's log-gate threshold");
 
-  split_[0]->launch({first, segCu, q}, stream, {u32(S + 1), 1, 1});
+  if (!vs)
+    split_[0]->launch({first, segCu, q}, stream, {u32(S + 1), 1, 1});
   std::vector<TensorArg> cumsum{segCu, packed(sh.gateInKernel ? t.a : t.g, DType::f32, {T, sh.HV}), gcum};
   if (sh.gateInKernel) {
     cumsum.push_back(packed(t.b, DType::f32, {T, sh.HV}));
@@ -446,11 +524,13 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   (bv == sh.BV ? *loaded_[3] : *wide_)
       .launch({segCu, q, k, v, gcum, a, aqk, o, starts, finals}, stream, {u32(sh.HV * (sh.V / bv)), segs, 1});
   const size_t headStates = static_cast<size_t>(sh.HV * sh.K * sh.V) * 4;
-  for (int64_t i = 0; i < N; ++i)
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t lastSegment = vs ? vs->plan.firstSegment[i + 1] - 1 : (i + 1) * m - 1;
     drv.check(drv.cuMemcpyDtoDAsync(t.finalState.data + i * headStates,
-                                    workspace + static_cast<CUdeviceptr>(l.finals) + ((i + 1) * m - 1) * headStates,
+                                    workspace + static_cast<CUdeviceptr>(l.finals) + lastSegment * headStates,
                                     headStates, stream),
               "gdn chunk_forward: copy of a split sequence's final state");
+  }
 }
 
 } // namespace qla::gdn

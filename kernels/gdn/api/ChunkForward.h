@@ -8,14 +8,31 @@
 
 #include "gdn/api/SplitPlan.h"
 #include "qla/runtime/CompiledKernel.h"
+#include "qla/runtime/DeviceBuffer.h"
 #include "qla/runtime/Json.h"
 
 #include <array>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace qla::gdn {
+
+/// A varlen call's context split, planned on the host from its cu_seqlens (a plan step, like
+/// FlashInfer's plan/run): the segment tables go to the device once, here, so the calls that use it
+/// allocate nothing and stay capturable. ChunkForward::planVarlen makes it; every call with the same
+/// cu_seqlens (and a workspace of workspaceBytes(split)) can pass it.
+struct GdnVarlenSplit {
+  SplitPlan plan;            // segment cu_seqlens and each sequence's first segment (empty: no split)
+  std::vector<int64_t> cuSeqlens; // the call's, as planned
+  int64_t mostSegments = 0;  // of one sequence
+  int64_t chunkSlots = 0;    // chunks of the longest segment
+  DeviceBuffer tables;       // [S + 1] segment cu_seqlens, then [N + 1] first segments (i64); empty: no split
+  bool split() const { return plan.split(); }
+  int64_t segments() const { return split() ? static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1 : 0; }
+  int64_t sequences() const { return static_cast<int64_t>(cuSeqlens.size()) - 1; }
+};
 
 /// Device tensors of one call. Unused ones stay default (data == 0). Contiguous, row-major.
 struct ChunkForwardTensors {
@@ -34,6 +51,9 @@ struct ChunkForwardTensors {
   // Optional: this call's context-split policy (off, exact, a threshold, a segment length) instead of
   // the one set on the ChunkForward; the workspace must then be sized with the same policy.
   const SplitPolicy *split = nullptr;
+  // Optional, varlen calls: the split planned for these cu_seqlens (ChunkForward::planVarlen; needs
+  // hostCuSeqlens with the same values). Without it a varlen call runs unsplit.
+  const GdnVarlenSplit *varlenSplit = nullptr;
 };
 
 /// What the kernels were built for (read from their manifests).
@@ -96,6 +116,15 @@ public:
   const SplitPolicy &splitPolicy() const { return splitPolicy_; }
   /// Scratch bytes for a call over `tokens` tokens (B·T) and `sequences` sequences (N).
   size_t workspaceBytes(int64_t tokens, int64_t sequences, const SplitPolicy *policy = nullptr) const;
+  /// The context split of a varlen call with these cu_seqlens (N + 1 values from 0, non-decreasing):
+  /// only sequences long enough are cut (planContextSplit), when the call's blocks leave SMs idle. Its
+  /// tables are uploaded here (needs a GPU when it splits); no split: an empty plan, no device memory.
+  GdnVarlenSplit planVarlen(const std::vector<int64_t> &cuSeqlens, const SplitPolicy *policy = nullptr) const;
+  /// planVarlen without the upload: the host tables alone (sizing, tests); needs no GPU when the policy
+  /// names the SM count. A call cannot run with it (no device tables).
+  GdnVarlenSplit planVarlenOnHost(const std::vector<int64_t> &cuSeqlens, const SplitPolicy *policy = nullptr) const;
+  /// Scratch bytes for a varlen call with that split.
+  size_t workspaceBytes(const GdnVarlenSplit &split) const;
   /// Throws qla::Error("gdn chunk_forward: argument 'x': expected …, got …") for the first argument
   /// that does not fit; needs no GPU.
   void validate(const ChunkForwardTensors &t) const;
@@ -109,6 +138,7 @@ public:
 private:
   void runSplit(const ChunkForwardTensors &t, const struct ChunkForwardLayout &layout, CUdeviceptr workspace,
                 CUstream stream);
+  bool splitEligible(const SplitPolicy &policy) const;
   /// The call's policy: its own when it gives one, else the object's.
   const SplitPolicy &policyFor(const SplitPolicy *call) const { return call ? *call : splitPolicy_; }
 

@@ -125,7 +125,9 @@ GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters, bo
     c.device = std::make_shared<const GdnDeviceInputs>(p, in);
   const GdnDeviceInputs &d = *c.device;
   DeviceBuffer dO(T * p.HV * p.V * 2), dHt(N * p.HV * p.K * p.V * 4);
-  size_t wsBytes = fwd.workspaceBytes(T, N);
+  // A varlen call brings its split, planned for its cu_seqlens (none when it does not split).
+  GdnVarlenSplit varlenSplit = p.varlen() ? fwd.planVarlen(p.cuSeqlens) : GdnVarlenSplit{};
+  size_t wsBytes = varlenSplit.split() ? fwd.workspaceBytes(varlenSplit) : fwd.workspaceBytes(T, N);
   DeviceBuffer ws(wsBytes);
   dO.fill16(0x7FC1);       // bf16 NaN: unwritten outputs stay NaN
   dHt.fill32(0x7FC00001);  // f32 NaN
@@ -150,6 +152,7 @@ GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters, bo
   if (p.varlen()) {
     args.cuSeqlens = t(d.cu, DType::i64, {N + 1});
     args.hostCuSeqlens = p.cuSeqlens.data(); // grids sized by the longest sequence
+    args.varlenSplit = &varlenSplit;
   }
   auto launchAll = [&] { fwd(args, ws.ptr(), wsBytes); };
   Driver &drv = Driver::get();
@@ -165,6 +168,7 @@ GdnCheck checkGdnForward(ChunkForward &fwd, const GdnCase &c, int timedIters, bo
   Compared cs = compareToReference(ht, c.reference.finalState.data);
   r.unwritten = co.nans + cs.nans;
   r.workspaceBytes = wsBytes;
+  r.varlenSegments = varlenSplit.segments();
   r.errO = co.relL2;
   r.errState = cs.relL2;
   r.pass = r.unwritten == 0 && r.errO <= 5e-3 && r.errState <= 5e-3;

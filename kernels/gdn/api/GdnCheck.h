@@ -30,6 +30,7 @@ struct GdnCheck {
   bool graphIdentical = false;   // the graph replay wrote the same bits as the plain call
   bool pass = false;             // nothing unwritten, both errors ≤ 5e-3, (timed) the replay identical
   size_t workspaceBytes = 0;     // the scratch the call asked for (ChunkForward::workspaceBytes)
+  int64_t varlenSegments = 0;    // a varlen call's split (ChunkForward::planVarlen): its segments, 0 unsplit
 };
 
 struct GdnDeviceInputs; // the inputs on the GPU, uploaded by the first check of a case
