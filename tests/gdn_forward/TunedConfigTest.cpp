@@ -199,14 +199,17 @@ TEST_CASE("a varlen call's split is planned on the host: only long sequences cut
   CHECK(p.firstSegment[2] - p.firstSegment[1] > 2); // 32768 tokens: cut
   CHECK(p.firstSegment[4] - p.firstSegment[3] > 1); // 16384 tokens: cut
   CHECK(split.mostSegments == p.firstSegment[2] - p.firstSegment[1]);
+  // The first segments sit 256-aligned after the segment offsets (launches want 16-byte addresses).
+  CHECK(split.firstOffset % 256 == 0);
+  CHECK(split.firstOffset >= static_cast<int64_t>(p.segmentCuSeqlens.size()) * 8);
   CHECK(split.chunkSlots == p.segmentTokens / 64);
   for (size_t i = 0; i + 1 < cu.size(); ++i) { // every sequence's segments tile it exactly
     CHECK(p.segmentCuSeqlens[p.firstSegment[i]] == cu[i]);
     CHECK(p.segmentCuSeqlens[p.firstSegment[i + 1]] == cu[i + 1]);
   }
   // Its workspace holds the segments' states: more than the unsplit varlen call's.
-  SplitPolicy off{.sms = 132, .enabled = false};
-  CHECK(fwd.workspaceBytes(split) > fwd.workspaceBytes(49300, 5, &off));
+  SplitPolicy unsplit{.sms = 132, .enabled = false};
+  CHECK(fwd.workspaceBytes(split) > fwd.workspaceBytes(49300, 5, &unsplit));
   // Many sequences fill the GPU: no split, no tables.
   std::vector<int64_t> many{0};
   for (int i = 0; i < 200; ++i)
@@ -218,6 +221,10 @@ TEST_CASE("a varlen call's split is planned on the host: only long sequences cut
   CHECK_FALSE(gated.planVarlenOnHost(cu, &policy).split());
   CHECK_THROWS_WITH(fwd.planVarlenOnHost({0, 10, 5}, &policy),
                     Catch::Matchers::ContainsSubstring("expected non-decreasing values, got 5 after 10"));
+  CHECK_THROWS_WITH(fwd.planVarlenOnHost({3, 10}, &policy), Catch::Matchers::ContainsSubstring("expected 0 first, got 3"));
+  // Split off for the call: no plan is made.
+  SplitPolicy off{.sms = 132, .enabled = false};
+  CHECK_FALSE(fwd.planVarlenOnHost(cu, &off).split());
 
   // A call must bring the cu_seqlens it was planned for, on the host.
   auto fake = [](DType d, std::vector<int64_t> shape) { return TensorArg{0x10000, d, std::move(shape), {}}; };

@@ -282,9 +282,11 @@ size_t ChunkForward::workspaceBytes(int64_t tokens, int64_t sequences, const Spl
 }
 
 GdnVarlenSplit ChunkForward::planVarlenOnHost(const std::vector<int64_t> &cu, const SplitPolicy *call) const {
-  if (cu.size() < 2 || cu.front() != 0)
-    throw Error(fmt::format("{}: planVarlen: argument 'cu_seqlens': expected N + 1 >= 2 values from 0, got {} values",
-                            kWho, cu.size()));
+  if (cu.size() < 2)
+    throw Error(fmt::format("{}: planVarlen: argument 'cu_seqlens': expected N + 1 >= 2 values, got {}", kWho,
+                            cu.size()));
+  if (cu.front() != 0)
+    throw Error(fmt::format("{}: planVarlen: argument 'cu_seqlens': expected 0 first, got {}", kWho, cu.front()));
   for (size_t i = 1; i < cu.size(); ++i)
     if (cu[i] < cu[i - 1])
       throw Error(fmt::format("{}: planVarlen: argument 'cu_seqlens': expected non-decreasing values, got {} after {} "
@@ -307,16 +309,21 @@ GdnVarlenSplit ChunkForward::planVarlenOnHost(const std::vector<int64_t> &cu, co
   for (size_t i = 0; i + 1 < p.firstSegment.size(); ++i)
     split.mostSegments = std::max(split.mostSegments, p.firstSegment[i + 1] - p.firstSegment[i]);
   split.chunkSlots = std::max<int64_t>(split.chunkSlots, 1);
+  split.firstOffset = alignUp(static_cast<int64_t>(p.segmentCuSeqlens.size()) * 8); // launches want 16-byte alignment
   return split;
 }
 
 GdnVarlenSplit ChunkForward::planVarlen(const std::vector<int64_t> &cuSeqlens, const SplitPolicy *call) const {
   GdnVarlenSplit split = planVarlenOnHost(cuSeqlens, call);
   if (split.split()) {
-    std::vector<int64_t> tables = split.plan.segmentCuSeqlens;
-    tables.insert(tables.end(), split.plan.firstSegment.begin(), split.plan.firstSegment.end());
+    std::vector<int64_t> tables(split.firstOffset / 8 + split.plan.firstSegment.size(), 0);
+    std::copy(split.plan.segmentCuSeqlens.begin(), split.plan.segmentCuSeqlens.end(), tables.begin());
+    std::copy(split.plan.firstSegment.begin(), split.plan.firstSegment.end(), tables.begin() + split.firstOffset / 8);
     split.tables = DeviceBuffer(tables.size() * sizeof(int64_t));
     split.tables.upload(tables.data(), tables.size() * sizeof(int64_t));
+    // A pageable copy may still be in flight when it returns: done before any call on another stream.
+    Driver &drv = Driver::get();
+    drv.check(drv.cuCtxSynchronize(), "gdn chunk_forward: planVarlen's upload");
   }
   return split;
 }
@@ -324,6 +331,29 @@ GdnVarlenSplit ChunkForward::planVarlen(const std::vector<int64_t> &cuSeqlens, c
 size_t ChunkForward::workspaceBytes(const GdnVarlenSplit &split) const {
   const int64_t N = split.sequences(), T = split.cuSeqlens.empty() ? 0 : split.cuSeqlens.back();
   return static_cast<size_t>(workspaceLayout(shape_, T, N, true, split.segments(), split.chunkSlots).total);
+}
+
+/// The plan's tables cut its cu_seqlens into segments, and its counts and device tables are the ones
+/// runSplit sizes grids and reads by (no allocation: this runs on every call that passes a plan).
+static bool consistentVarlenSplit(const GdnVarlenSplit &vs) {
+  const std::vector<int64_t> &seg = vs.plan.segmentCuSeqlens, &first = vs.plan.firstSegment, &cu = vs.cuSeqlens;
+  const int64_t S = vs.segments(), N = vs.sequences();
+  if (S < 1 || N < 1 || static_cast<int64_t>(first.size()) != N + 1 || first[0] != 0 || first[N] != S ||
+      seg.front() != 0 || seg.back() != cu.back())
+    return false;
+  int64_t slots = 0, most = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    if (first[i + 1] <= first[i] || seg[first[i]] != cu[i])
+      return false;
+    most = std::max(most, first[i + 1] - first[i]);
+  }
+  for (int64_t j = 0; j < S; ++j) {
+    if (seg[j + 1] < seg[j])
+      return false;
+    slots = std::max(slots, (seg[j + 1] - seg[j] + kChunk - 1) / kChunk);
+  }
+  return std::max<int64_t>(slots, 1) == vs.chunkSlots && most == vs.mostSegments && vs.firstOffset % 16 == 0 &&
+         vs.firstOffset >= (S + 1) * 8 && vs.tables.size() >= static_cast<size_t>(vs.firstOffset + (N + 1) * 8);
 }
 
 void ChunkForward::validate(const ChunkForwardTensors &t) const {
@@ -343,6 +373,16 @@ void ChunkForward::validate(const ChunkForwardTensors &t) const {
                                 kWho, vs->sequences(), vs->cuSeqlens.back(), s.N, t.hostCuSeqlens[s.N]));
       if (!vs->tables.ptr())
         throw Error(fmt::format("{}: argument 'varlen_split': its tables are not on the device (planVarlen makes them)",
+                                kWho));
+      // A plan from elsewhere: these kernels must take the split, and its counts must be the plan's.
+      if (!splitEligible(policyFor(t.split)))
+        throw Error(fmt::format("{}: argument 'varlen_split': these kernels do not run the context split (its "
+                                "kernels, K = V, states [K][V] with initial and final state; in-kernel gates or L2 "
+                                "norm only with allowUnverified)",
+                                kWho));
+      if (!consistentVarlenSplit(*vs))
+        throw Error(fmt::format("{}: argument 'varlen_split': its tables do not cut these cu_seqlens into segments "
+                                "(planVarlen makes a plan)",
                                 kWho));
     }
   }
@@ -399,7 +439,8 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   // A fixed-length batch whose blocks leave SMs idle runs split into m segments a sequence.
   const int64_t m = s.varlen ? 1 : segmentsPerSequence(s.N, s.T, t.split);
   // A varlen call runs split when it brings a split plan for its cu_seqlens (planVarlen).
-  const GdnVarlenSplit *vs = s.varlen && t.varlenSplit && t.varlenSplit->split() ? t.varlenSplit : nullptr;
+  const GdnVarlenSplit *vs =
+      s.varlen && t.varlenSplit && t.varlenSplit->split() && policyFor(t.split).enabled ? t.varlenSplit : nullptr;
   ChunkForwardLayout l = vs ? workspaceLayout(sh, s.tokens, s.N, true, vs->segments(), vs->chunkSlots)
                             : workspaceLayout(sh, s.tokens, s.N, s.varlen, m > 1 ? m * s.N : 0);
   if (!workspace || workspace % 256 != 0 || static_cast<int64_t>(workspaceBytes) < l.total)
@@ -425,7 +466,7 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   // else the whole batch's count bounds it (blocks past a sequence's end do nothing).
   const uint32_t chunks = static_cast<uint32_t>(std::max<int64_t>(1, (s.longest + kChunk - 1) / kChunk));
   if (m > 1 || vs) {
-    runSplit(t, l, workspace, stream);
+    runSplit(t, l, workspace, stream, vs);
     return;
   }
 
@@ -452,7 +493,8 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   (bv == sh.BV ? *loaded_[3] : *wide_).launch(forward, stream, {static_cast<uint32_t>(sh.HV * (sh.V / bv)), n, 1});
 }
 
-void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayout &l, CUdeviceptr workspace, CUstream stream) {
+void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayout &l, CUdeviceptr workspace, CUstream stream,
+                            const GdnVarlenSplit *vs) {
   // docs/context-split.md: the segment batch's offsets on the device; cumsum and inverse over it (they
   // are chunk-local); each segment's end from zero (E) and its transition (A); the correction
   // S_{s+1} = A_s·S_s + E_s from each sequence's initial state; the forward over every segment from its
@@ -461,7 +503,6 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   Sizes s = sizesOf(t);
   // A varlen call's segment tables come planned (planVarlen: only long sequences cut, their segment
   // counts differ); a fixed-length batch's are made on the device (gdn_split_offsets), m a sequence.
-  const GdnVarlenSplit *vs = s.varlen ? t.varlenSplit : nullptr;
   const int64_t T = s.tokens, N = s.N, S = l.segments, m = vs ? vs->mostSegments : S / N;
   const int64_t segmentChunks =
       vs ? vs->chunkSlots : (s.T + m * kChunk - 1) / (m * kChunk); // gdn_split_offsets' length, in chunks
@@ -472,7 +513,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
   TensorArg segCu = vs ? TensorArg{vs->tables.ptr(), DType::i64, {S + 1}, {}}
                        : scratch(l.segmentOffsets, DType::i64, {S + 1});
-  TensorArg first = vs ? TensorArg{vs->tables.ptr() + static_cast<CUdeviceptr>((S + 1) * 8), DType::i64, {N + 1}, {}}
+  TensorArg first = vs ? TensorArg{vs->tables.ptr() + static_cast<CUdeviceptr>(vs->firstOffset), DType::i64, {N + 1}, {}}
                        : scratch(l.firstSegment, DType::i64, {N + 1});
   TensorArg q = packed(t.q, DType::bf16, {T, sh.H * sh.K}), k = packed(t.k, DType::bf16, {T, sh.H * sh.K});
   TensorArg v = packed(t.v, DType::bf16, {T, sh.HV * sh.V}), o = packed(t.o, DType::bf16, {T, sh.HV * sh.V});

@@ -22,13 +22,16 @@ namespace qla::gdn {
 /// A varlen call's context split, planned on the host from its cu_seqlens (a plan step, like
 /// FlashInfer's plan/run): the segment tables go to the device once, here, so the calls that use it
 /// allocate nothing and stay capturable. ChunkForward::planVarlen makes it; every call with the same
-/// cu_seqlens (and a workspace of workspaceBytes(split)) can pass it.
+/// cu_seqlens (and a workspace of workspaceBytes(split)) can pass it. It must outlive the calls and the
+/// CUDA graphs captured with it (they hold its tables' address). Whether a call splits comes from the
+/// plan; the mode (exact, threshold) from the call's policy.
 struct GdnVarlenSplit {
   SplitPlan plan;            // segment cu_seqlens and each sequence's first segment (empty: no split)
   std::vector<int64_t> cuSeqlens; // the call's, as planned
   int64_t mostSegments = 0;  // of one sequence
   int64_t chunkSlots = 0;    // chunks of the longest segment
-  DeviceBuffer tables;       // [S + 1] segment cu_seqlens, then [N + 1] first segments (i64); empty: no split
+  int64_t firstOffset = 0;   // bytes from the tables' start to the first segments (256-aligned)
+  DeviceBuffer tables;       // [S + 1] segment cu_seqlens, then at firstOffset [N + 1] first segments (i64)
   bool split() const { return plan.split(); }
   int64_t segments() const { return split() ? static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1 : 0; }
   int64_t sequences() const { return static_cast<int64_t>(cuSeqlens.size()) - 1; }
@@ -106,7 +109,8 @@ public:
   /// The value tile (BV) of the state kernel a call over `sequences` sequences runs with.
   int64_t forwardTile(int64_t sequences) const;
   /// Segments a fixed-length call of `sequences` x `tokensEach` tokens is cut into (1 each: no split).
-  /// Splits only with the split kernels loaded, K = V, states [K][V], built with initial and final state.
+  /// Splits only with the split kernels loaded, K = V, states [K][V], built with initial and final state,
+  /// and (unless the policy allows it) without in-kernel gates or L2 norm (not yet verified on a GPU).
   /// With the split kernels loaded and no SM count in the split policy, this (and workspaceBytes) asks
   /// the driver for device 0's SM count.
   int64_t segmentsPerSequence(int64_t sequences, int64_t tokensEach, const SplitPolicy *policy = nullptr) const;
@@ -137,7 +141,7 @@ public:
 
 private:
   void runSplit(const ChunkForwardTensors &t, const struct ChunkForwardLayout &layout, CUdeviceptr workspace,
-                CUstream stream);
+                CUstream stream, const GdnVarlenSplit *varlen);
   bool splitEligible(const SplitPolicy &policy) const;
   /// The call's policy: its own when it gives one, else the object's.
   const SplitPolicy &policyFor(const SplitPolicy *call) const { return call ? *call : splitPolicy_; }
