@@ -247,3 +247,105 @@ TEST_CASE("a varlen call's split is planned on the host: only long sequences cut
   t.hostCuSeqlens = cu.data();
   CHECK_THROWS_WITH(fwd.validate(t), Catch::Matchers::ContainsSubstring("its tables are not on the device"));
 }
+
+namespace {
+
+struct Launch {
+  std::string kernel;
+  std::array<uint32_t, 3> grid;
+};
+
+/// Fake device tensors of a call (never dereferenced: a dry run).
+ChunkForwardTensors dryArgs(int64_t B, int64_t T, int64_t N) {
+  auto fake = [](DType d, std::vector<int64_t> shape) { return TensorArg{0x10000, d, std::move(shape), {}}; };
+  ChunkForwardTensors t;
+  t.q = fake(DType::bf16, {B, T, 1, 128});
+  t.k = fake(DType::bf16, {B, T, 1, 128});
+  t.v = fake(DType::bf16, {B, T, 2, 128});
+  t.o = fake(DType::bf16, {B, T, 2, 128});
+  t.g = fake(DType::f32, {B, T, 2});
+  t.beta = fake(DType::f32, {B, T, 2});
+  t.initialState = fake(DType::f32, {N, 2, 128, 128});
+  t.finalState = fake(DType::f32, {N, 2, 128, 128});
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("a call's launches match the kernels' manifests and the interpreter's grids (dry run)", "[gdn][split][varlen]") {
+  // Every launch is checked against its kernel's manifest (tensor count, dtypes, shapes, alignment)
+  // without a GPU; the grids are the interpreter split's (kernels/gdn/forward/ExactSplit.cpp).
+  ChunkForward fwd =
+      buildChunkForward(parseGdnForwardConfig("H=1,HV=2,K=128,V=128,initial_state=1,final_state=1"), true);
+  std::vector<Launch> launches;
+  fwd.dryRun([&](const std::string &kernel, const std::vector<TensorArg> &, std::array<uint32_t, 3> grid) {
+    launches.push_back({kernel, grid});
+  });
+  SplitPolicy policy{.sms = 132};
+  const CUdeviceptr workspace = CUdeviceptr{1} << 32;
+  auto names = [&] {
+    std::vector<std::string> n;
+    for (const Launch &l : launches)
+      n.push_back(l.kernel);
+    return n;
+  };
+
+  SECTION("a fixed-length call that fills no GPU runs split, its tables made on the device") {
+    ChunkForwardTensors t = dryArgs(1, 32768, 1);
+    t.split = &policy;
+    const int64_t m = fwd.segmentsPerSequence(1, 32768, &policy);
+    REQUIRE(m > 1);
+    fwd(t, workspace, fwd.workspaceBytes(32768, 1, &policy));
+    // The main run over 64 segments takes the wide tile (its grid fills the GPU).
+    CHECK(names() == std::vector<std::string>{"gdn_split_offsets", "gdn_split_cumsum", "gdn_chunk_inverse",
+                                              "gdn_split_windows", "gdn_chunk_forward_state",
+                                              "gdn_chunk_forward_transition", "gdn_split_correct",
+                                              fwd.forwardTile(m) == 64 ? "gdn_chunk_forward" : "gdn_chunk_forward_wide"});
+    const uint32_t S = static_cast<uint32_t>(m), slots = static_cast<uint32_t>(32768 / m / 64);
+    CHECK(launches[1].grid == std::array<uint32_t, 3>{2, S, slots});
+    CHECK(launches[3].grid == std::array<uint32_t, 3>{2, 1, S});
+    CHECK(launches[4].grid == std::array<uint32_t, 3>{4, S, 1});
+    CHECK(launches[6].grid == std::array<uint32_t, 3>{4, 1, 1});
+  }
+  SECTION("a varlen call with its plan runs split over the planned segments") {
+    const std::vector<int64_t> cu{0, 100, 32868, 32900, 49284, 49300};
+    GdnVarlenSplit split = fwd.planVarlenOnHost(cu, &policy);
+    REQUIRE(split.split());
+    ChunkForwardTensors t = dryArgs(1, 49300, 5);
+    t.cuSeqlens = TensorArg{0x10000, DType::i64, {6}, {}};
+    t.hostCuSeqlens = cu.data();
+    t.varlenSplit = &split;
+    t.split = &policy;
+    fwd(t, workspace, fwd.workspaceBytes(split));
+    // No gdn_split_offsets: the tables are the plan's.
+    const uint32_t S = static_cast<uint32_t>(split.segments());
+    CHECK(names() == std::vector<std::string>{"gdn_split_cumsum", "gdn_chunk_inverse", "gdn_split_windows",
+                                              "gdn_chunk_forward_state", "gdn_chunk_forward_transition",
+                                              "gdn_split_correct",
+                                              fwd.forwardTile(S) == 64 ? "gdn_chunk_forward" : "gdn_chunk_forward_wide"});
+    CHECK(launches[0].grid ==
+          std::array<uint32_t, 3>{2, S, static_cast<uint32_t>(split.chunkSlots)});                // cumsum
+    CHECK(launches[2].grid == std::array<uint32_t, 3>{2, 5, static_cast<uint32_t>(split.mostSegments)}); // windows
+    CHECK(launches[3].grid == std::array<uint32_t, 3>{4, S, 1});                                     // segment ends
+    CHECK(launches[5].grid == std::array<uint32_t, 3>{4, 5, 1});                                     // correction
+    CHECK(launches[6].grid[1] == S);                                                                  // every segment
+    // Too small a workspace is refused, naming the plan's sizing.
+    CHECK_THROWS_WITH(fwd(t, workspace, fwd.workspaceBytes(split) - 256),
+                      Catch::Matchers::ContainsSubstring("workspaceBytes(varlen_split)"));
+  }
+  SECTION("without a plan a varlen call runs unsplit; a short fixed-length one too") {
+    const std::vector<int64_t> cu{0, 100, 32868, 32900};
+    ChunkForwardTensors t = dryArgs(1, 32900, 3);
+    t.cuSeqlens = TensorArg{0x10000, DType::i64, {4}, {}};
+    t.hostCuSeqlens = cu.data();
+    t.split = &policy;
+    SplitPolicy unsplit{.sms = 132, .enabled = false};
+    fwd(t, workspace, fwd.workspaceBytes(32900, 3, &unsplit));
+    CHECK(names() == std::vector<std::string>{"gdn_cumsum", "gdn_chunk_inverse", "gdn_chunk_forward"});
+    launches.clear();
+    ChunkForwardTensors f = dryArgs(2, 1000, 2);
+    f.split = &policy;
+    fwd(f, workspace, fwd.workspaceBytes(2000, 2, &policy));
+    CHECK(names() == std::vector<std::string>{"gdn_offsets", "gdn_cumsum", "gdn_chunk_inverse", "gdn_chunk_forward"});
+  }
+}

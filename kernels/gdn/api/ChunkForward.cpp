@@ -335,7 +335,7 @@ size_t ChunkForward::workspaceBytes(const GdnVarlenSplit &split) const {
 
 /// The plan's tables cut its cu_seqlens into segments, and its counts and device tables are the ones
 /// runSplit sizes grids and reads by (no allocation: this runs on every call that passes a plan).
-static bool consistentVarlenSplit(const GdnVarlenSplit &vs) {
+static bool consistentVarlenSplit(const GdnVarlenSplit &vs, bool onDevice) {
   const std::vector<int64_t> &seg = vs.plan.segmentCuSeqlens, &first = vs.plan.firstSegment, &cu = vs.cuSeqlens;
   const int64_t S = vs.segments(), N = vs.sequences();
   if (S < 1 || N < 1 || static_cast<int64_t>(first.size()) != N + 1 || first[0] != 0 || first[N] != S ||
@@ -353,7 +353,8 @@ static bool consistentVarlenSplit(const GdnVarlenSplit &vs) {
     slots = std::max(slots, (seg[j + 1] - seg[j] + kChunk - 1) / kChunk);
   }
   return std::max<int64_t>(slots, 1) == vs.chunkSlots && most == vs.mostSegments && vs.firstOffset % 16 == 0 &&
-         vs.firstOffset >= (S + 1) * 8 && vs.tables.size() >= static_cast<size_t>(vs.firstOffset + (N + 1) * 8);
+         vs.firstOffset >= (S + 1) * 8 &&
+         (!onDevice || vs.tables.size() >= static_cast<size_t>(vs.firstOffset + (N + 1) * 8));
 }
 
 void ChunkForward::validate(const ChunkForwardTensors &t) const {
@@ -371,7 +372,7 @@ void ChunkForward::validate(const ChunkForwardTensors &t) const {
         throw Error(fmt::format("{}: argument 'varlen_split': planned for other cu_seqlens ({} sequences, {} tokens) "
                                 "than this call's ({} sequences, {} tokens)",
                                 kWho, vs->sequences(), vs->cuSeqlens.back(), s.N, t.hostCuSeqlens[s.N]));
-      if (!vs->tables.ptr())
+      if (!vs->tables.ptr() && !dryRun_)
         throw Error(fmt::format("{}: argument 'varlen_split': its tables are not on the device (planVarlen makes them)",
                                 kWho));
       // A plan from elsewhere: these kernels must take the split, and its counts must be the plan's.
@@ -380,7 +381,7 @@ void ChunkForward::validate(const ChunkForwardTensors &t) const {
                                 "kernels, K = V, states [K][V] with initial and final state; in-kernel gates or L2 "
                                 "norm only with allowUnverified)",
                                 kWho));
-      if (!consistentVarlenSplit(*vs))
+      if (!consistentVarlenSplit(*vs, /*onDevice=*/!dryRun_ || vs->tables.ptr()))
         throw Error(fmt::format("{}: argument 'varlen_split': its tables do not cut these cu_seqlens into segments "
                                 "(planVarlen makes a plan)",
                                 kWho));
@@ -417,6 +418,16 @@ void ChunkForward::validate(const ChunkForwardTensors &t) const {
     expectAbsent(t.finalState, "final_state", "these kernels were built without a final state");
 }
 
+void ChunkForward::launch(const char *name, const Json &manifest, std::unique_ptr<CompiledKernel> &slot,
+                          const std::vector<TensorArg> &tensors, CUstream stream, std::array<uint32_t, 3> grid) {
+  if (dryRun_) {
+    KernelSignature(manifest).validate(tensors);
+    dryRun_(name, tensors, grid);
+    return;
+  }
+  slot->launch(tensors, stream, grid);
+}
+
 void ChunkForward::load() {
   for (size_t i = 0; i < loaded_.size(); ++i)
     if (!loaded_[i])
@@ -434,7 +445,7 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   validate(t);
   const ChunkForwardShape &sh = shape_;
   Sizes s = sizesOf(t);
-  if (wideBV_ || (images_.hasSplit() && policyFor(t.split).sms <= 0))
+  if (!dryRun_ && (wideBV_ || (images_.hasSplit() && policyFor(t.split).sms <= 0)))
     sms_ = sms_ ? sms_ : queryDevice().smCount; // device 0, like the rest of the runtime
   // A fixed-length batch whose blocks leave SMs idle runs split into m segments a sequence.
   const int64_t m = s.varlen ? 1 : segmentsPerSequence(s.N, s.T, t.split);
@@ -449,7 +460,8 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
                             vs ? std::string("workspaceBytes(varlen_split)")
                                : fmt::format("workspaceBytes({}, {})", s.tokens, s.N),
                             workspaceBytes, workspace));
-  load();
+  if (!dryRun_)
+    load();
 
   const int64_t T = s.tokens, N = s.N;
   auto packed = [](const TensorArg &x, DType d, std::vector<int64_t> shape) { return TensorArg{x.data, d, shape, {}}; };
@@ -471,7 +483,7 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   }
 
   if (!s.varlen)
-    loaded_[0]->launch({cu, q}, stream, {n + 1, 1, 1});
+    launch("gdn_offsets", images_.manifests[0], loaded_[0], {cu, q}, stream, {n + 1, 1, 1});
   std::vector<TensorArg> cumsum{cu, packed(sh.gateInKernel ? t.a : t.g, DType::f32, {T, sh.HV}), gcum};
   if (sh.gateInKernel) {
     cumsum.push_back(packed(t.b, DType::f32, {T, sh.HV}));
@@ -479,8 +491,9 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     cumsum.push_back(t.dtBias);
     cumsum.push_back(beta);
   }
-  loaded_[1]->launch(cumsum, stream, {hv, n, chunks});
-  loaded_[2]->launch({cu, q, k, gcum, beta, a, aqk}, stream, {hv / static_cast<uint32_t>(inverseHeads_), n, inverseGridZ(chunks)});
+  launch("gdn_cumsum", images_.manifests[1], loaded_[1], cumsum, stream, {hv, n, chunks});
+  launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], {cu, q, k, gcum, beta, a, aqk}, stream,
+         {hv / static_cast<uint32_t>(inverseHeads_), n, inverseGridZ(chunks)});
   std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum, a, aqk,
                                  packed(t.o, DType::bf16, {T, sh.HV * sh.V})};
   const std::vector<int64_t> states = sh.stateVFirst ? std::vector<int64_t>{N * sh.HV * sh.V, sh.K}
@@ -490,7 +503,12 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   if (sh.finalState)
     forward.push_back(packed(t.finalState, DType::f32, states));
   const int64_t bv = forwardTile(N);
-  (bv == sh.BV ? *loaded_[3] : *wide_).launch(forward, stream, {static_cast<uint32_t>(sh.HV * (sh.V / bv)), n, 1});
+  if (bv == sh.BV)
+    launch("gdn_chunk_forward", images_.manifests[3], loaded_[3], forward, stream,
+           {static_cast<uint32_t>(sh.HV * (sh.V / bv)), n, 1});
+  else
+    launch(ChunkForwardImages::kWideName, images_.wideManifest, wide_, forward, stream,
+           {static_cast<uint32_t>(sh.HV * (sh.V / bv)), n, 1});
 }
 
 void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayout &l, CUdeviceptr workspace, CUstream stream,
@@ -500,6 +518,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   // S_{s+1} = A_s·S_s + E_s from each sequence's initial state; the forward over every segment from its
   // start; each sequence's last segment's final state copied out.
   const ChunkForwardShape &sh = shape_;
+  const auto &names = ChunkForwardImages::kSplitNames;
   Sizes s = sizesOf(t);
   // A varlen call's segment tables come planned (planVarlen: only long sequences cut, their segment
   // counts differ); a fixed-length batch's are made on the device (gdn_split_offsets), m a sequence.
@@ -511,9 +530,10 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
     return TensorArg{workspace + static_cast<CUdeviceptr>(offset), d, shape, {}};
   };
   auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
-  TensorArg segCu = vs ? TensorArg{vs->tables.ptr(), DType::i64, {S + 1}, {}}
-                       : scratch(l.segmentOffsets, DType::i64, {S + 1});
-  TensorArg first = vs ? TensorArg{vs->tables.ptr() + static_cast<CUdeviceptr>(vs->firstOffset), DType::i64, {N + 1}, {}}
+  // (A dry run's plan may have no device tables: a stand-in address, never dereferenced.)
+  const CUdeviceptr tables = vs ? (vs->tables.ptr() ? vs->tables.ptr() : CUdeviceptr{1} << 40) : 0;
+  TensorArg segCu = vs ? TensorArg{tables, DType::i64, {S + 1}, {}} : scratch(l.segmentOffsets, DType::i64, {S + 1});
+  TensorArg first = vs ? TensorArg{tables + static_cast<CUdeviceptr>(vs->firstOffset), DType::i64, {N + 1}, {}}
                        : scratch(l.firstSegment, DType::i64, {N + 1});
   TensorArg q = packed(t.q, DType::bf16, {T, sh.H * sh.K}), k = packed(t.k, DType::bf16, {T, sh.H * sh.K});
   TensorArg v = packed(t.v, DType::bf16, {T, sh.HV * sh.V}), o = packed(t.o, DType::bf16, {T, sh.HV * sh.V});
@@ -536,11 +556,12 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   // The threshold goes to the device as a 32-bit pattern (a memset: no host memory, capturable).
   const SplitPolicy &policy = policyFor(t.split);
   const float limit = policy.exact ? -std::numeric_limits<float>::infinity() : static_cast<float>(policy.logGateThreshold);
-  drv.check(drv.cuMemsetD32Async(threshold.data, std::bit_cast<uint32_t>(limit), 1, stream),
+  if (!dryRun_)
+    drv.check(drv.cuMemsetD32Async(threshold.data, std::bit_cast<uint32_t>(limit), 1, stream),
             "gdn chunk_forward: the split's log-gate threshold");
 
   if (!vs)
-    split_[0]->launch({first, segCu, q}, stream, {u32(S + 1), 1, 1});
+    launch(names[0], images_.splitManifests[0], split_[0], {first, segCu, q}, stream, {u32(S + 1), 1, 1});
   std::vector<TensorArg> cumsum{segCu, packed(sh.gateInKernel ? t.a : t.g, DType::f32, {T, sh.HV}), gcum};
   if (sh.gateInKernel) {
     cumsum.push_back(packed(t.b, DType::f32, {T, sh.HV}));
@@ -549,23 +570,31 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
     cumsum.push_back(beta);
   }
   cumsum.push_back(totals);
-  split_[4]->launch(cumsum, stream, {hv, segs, chunks});
-  loaded_[2]->launch({segCu, q, k, gcum, beta, a, aqk}, stream, {hv / u32(inverseHeads_), segs, inverseGridZ(chunks)});
-  split_[5]->launch({first, segCu, totals, threshold, endRuns, transitionRuns}, stream, {hv, u32(N), u32(m)});
+  launch(names[4], images_.splitManifests[4], split_[4], cumsum, stream, {hv, segs, chunks});
+  launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], {segCu, q, k, gcum, beta, a, aqk}, stream,
+         {hv / u32(inverseHeads_), segs, inverseGridZ(chunks)});
+  launch(names[5], images_.splitManifests[5], split_[5], {first, segCu, totals, threshold, endRuns, transitionRuns}, stream,
+         {hv, u32(N), u32(m)});
   // The end and transition runs (gdn_chunk_forward split_run = 1, 2, made by qla-context-split, with the
   // main forward's BV: pack_gdn.sh) read their initial-state tensor only for the states' places: `starts`
   // has its shape and is not written before the correction.
-  split_[1]->launch({segCu, q, k, v, gcum, a, aqk, o, starts, ends, endRuns}, stream,
+  launch(names[1], images_.splitManifests[1], split_[1], {segCu, q, k, v, gcum, a, aqk, o, starts, ends, endRuns}, stream,
                     {u32(sh.HV * (sh.V / sh.BV)), segs, 1});
-  split_[2]->launch({segCu, q, k, v, gcum, a, aqk, o, starts, transitions, transitionRuns}, stream,
+  launch(names[2], images_.splitManifests[2], split_[2], {segCu, q, k, v, gcum, a, aqk, o, starts, transitions, transitionRuns},
+         stream,
                     {u32(sh.HV * (sh.K / sh.BV)), segs, 1});
-  split_[3]->launch({first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts},
+  launch(names[3], images_.splitManifests[3], split_[3],
+         {first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts},
                     stream, {u32(sh.HV * (sh.V / 64)), u32(N), 1});
   const int64_t bv = forwardTile(S);
-  (bv == sh.BV ? *loaded_[3] : *wide_)
-      .launch({segCu, q, k, v, gcum, a, aqk, o, starts, finals}, stream, {u32(sh.HV * (sh.V / bv)), segs, 1});
+  const std::vector<TensorArg> mainRun{segCu, q, k, v, gcum, a, aqk, o, starts, finals};
+  if (bv == sh.BV)
+    launch("gdn_chunk_forward", images_.manifests[3], loaded_[3], mainRun, stream, {u32(sh.HV * (sh.V / bv)), segs, 1});
+  else
+    launch(ChunkForwardImages::kWideName, images_.wideManifest, wide_, mainRun, stream,
+           {u32(sh.HV * (sh.V / bv)), segs, 1});
   const size_t headStates = static_cast<size_t>(sh.HV * sh.K * sh.V) * 4;
-  for (int64_t i = 0; i < N; ++i) {
+  for (int64_t i = 0; i < N && !dryRun_; ++i) {
     const int64_t lastSegment = vs ? vs->plan.firstSegment[i + 1] - 1 : (i + 1) * m - 1;
     drv.check(drv.cuMemcpyDtoDAsync(t.finalState.data + i * headStates,
                                     workspace + static_cast<CUdeviceptr>(l.finals) + lastSegment * headStates,

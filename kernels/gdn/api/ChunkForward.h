@@ -13,6 +13,7 @@
 
 #include <array>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -139,10 +140,23 @@ public:
   void operator()(const ChunkForwardTensors &t, CUdeviceptr workspace, size_t workspaceBytes,
                   CUstream stream = nullptr);
 
+  /// A dry run, for testing a call's orchestration without a GPU: instead of loading and launching,
+  /// each launch is checked against its kernel's manifest (KernelSignature::validate: tensor count,
+  /// dtypes, shapes, null or misaligned addresses) and reported to `record` (the kernel's folder name,
+  /// its tensors, its grid); copies and memsets are skipped, device addresses may be fake, and a varlen
+  /// plan's tables need not be on the device. The split policy must name the SM count.
+  using LaunchRecorder =
+      std::function<void(const std::string &kernel, const std::vector<TensorArg> &tensors, std::array<uint32_t, 3> grid)>;
+  void dryRun(LaunchRecorder record) { dryRun_ = std::move(record); }
+
 private:
   void runSplit(const ChunkForwardTensors &t, const struct ChunkForwardLayout &layout, CUdeviceptr workspace,
                 CUstream stream, const GdnVarlenSplit *varlen);
   bool splitEligible(const SplitPolicy &policy) const;
+  /// One launch: the kernel `slot` (loaded from `manifest`), or, in a dry run, its signature checked and
+  /// the launch recorded under `name`.
+  void launch(const char *name, const Json &manifest, std::unique_ptr<CompiledKernel> &slot,
+              const std::vector<TensorArg> &tensors, CUstream stream, std::array<uint32_t, 3> grid);
   /// The call's policy: its own when it gives one, else the object's.
   const SplitPolicy &policyFor(const SplitPolicy *call) const { return call ? *call : splitPolicy_; }
 
@@ -159,6 +173,7 @@ private:
   }
   int64_t sms_ = 0;    // of the current device, read on the first call
   SplitPolicy splitPolicy_{.sms = 0};
+  LaunchRecorder dryRun_;
 };
 
 } // namespace qla::gdn
