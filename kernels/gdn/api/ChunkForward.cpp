@@ -556,9 +556,11 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   // The threshold goes to the device as a 32-bit pattern (a memset: no host memory, capturable).
   const SplitPolicy &policy = policyFor(t.split);
   const float limit = policy.exact ? -std::numeric_limits<float>::infinity() : static_cast<float>(policy.logGateThreshold);
-  if (!dryRun_)
+  if (dryRun_)
+    dryRun_("memset32", {threshold}, {std::bit_cast<uint32_t>(limit), 1, 0});
+  else
     drv.check(drv.cuMemsetD32Async(threshold.data, std::bit_cast<uint32_t>(limit), 1, stream),
-            "gdn chunk_forward: the split's log-gate threshold");
+              "gdn chunk_forward: the split's log-gate threshold");
 
   if (!vs)
     launch(names[0], images_.splitManifests[0], split_[0], {first, segCu, q}, stream, {u32(S + 1), 1, 1});
@@ -594,11 +596,16 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
     launch(ChunkForwardImages::kWideName, images_.wideManifest, wide_, mainRun, stream,
            {u32(sh.HV * (sh.V / bv)), segs, 1});
   const size_t headStates = static_cast<size_t>(sh.HV * sh.K * sh.V) * 4;
-  for (int64_t i = 0; i < N && !dryRun_; ++i) {
+  for (int64_t i = 0; i < N; ++i) {
     const int64_t lastSegment = vs ? vs->plan.firstSegment[i + 1] - 1 : (i + 1) * m - 1;
-    drv.check(drv.cuMemcpyDtoDAsync(t.finalState.data + i * headStates,
-                                    workspace + static_cast<CUdeviceptr>(l.finals) + lastSegment * headStates,
-                                    headStates, stream),
+    const CUdeviceptr to = t.finalState.data + i * headStates,
+                      from = workspace + static_cast<CUdeviceptr>(l.finals) + lastSegment * headStates;
+    if (dryRun_) { // a copy of headStates bytes, as two f32 ranges
+      const int64_t count = static_cast<int64_t>(headStates / 4);
+      dryRun_("copy", {TensorArg{to, DType::f32, {count}, {}}, TensorArg{from, DType::f32, {count}, {}}}, {0, 0, 0});
+      continue;
+    }
+    drv.check(drv.cuMemcpyDtoDAsync(to, from, headStates, stream),
               "gdn chunk_forward: copy of a split sequence's final state");
   }
 }

@@ -143,8 +143,10 @@ public:
   /// A dry run, for testing a call's orchestration without a GPU: instead of loading and launching,
   /// each launch is checked against its kernel's manifest (KernelSignature::validate: tensor count,
   /// dtypes, shapes, null or misaligned addresses) and reported to `record` (the kernel's folder name,
-  /// its tensors, its grid); copies and memsets are skipped, device addresses may be fake, and a varlen
-  /// plan's tables need not be on the device. The split policy must name the SM count.
+  /// its tensors, its grid); the split's memset is reported as "memset32" (the tensor; grid[0] the 32-bit
+  /// pattern) and its final-state copies as "copy" (destination, source: f32 ranges). Device addresses
+  /// may be fake, and a varlen plan's tables need not be on the device. The split policy must name the
+  /// SM count.
   using LaunchRecorder =
       std::function<void(const std::string &kernel, const std::vector<TensorArg> &tensors, std::array<uint32_t, 3> grid)>;
   void dryRun(LaunchRecorder record) { dryRun_ = std::move(record); }

@@ -1,0 +1,198 @@
+// ChunkForward's own orchestration — the launches of a call, their tensors, grids, the split's memset
+// and copies — executed on the CPU: a dry run (ChunkForward::dryRun) whose launches the interpreter
+// runs over host memory at the call's (fake) device addresses, every workspace byte NaN until
+// written, compared with the float64 recurrence. This checks the GPU path's glue (the fixed-length
+// and varlen context splits included) without a GPU; the kernels' lowering is the GPU tests' part.
+#include "gdn/api/ChunkForwardJit.h"
+#include "gdn/forward/GdnForward.h"
+#include "gdn/reference/GdnRandom.h"
+#include "gdn/reference/GdnReference.h"
+#include "qla/Interpreter/HostTensor.h"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+using namespace qla;
+using namespace qla::gdn;
+
+namespace {
+
+/// Host memory standing in for the device: one region per address a call names, found by range.
+class CpuDevice {
+public:
+  /// Region `t` names (created NaN-filled on first use; a later view may reshape it, same size).
+  HostTensor &region(const TensorArg &t) {
+    int64_t n = 1;
+    for (int64_t d : t.shape)
+      n *= d;
+    auto [at, offset] = find(t.data);
+    if (!at) {
+      Region &r = regions_[t.data];
+      r.tensor = HostTensor{t.shape, std::vector<double>(n, std::numeric_limits<double>::quiet_NaN())};
+      r.elementBytes = bytesOf(t.dtype);
+      return r.tensor;
+    }
+    REQUIRE(offset == 0);
+    REQUIRE(static_cast<int64_t>(at->tensor.data.size()) == n); // one buffer, one size, whatever the view
+    at->tensor.shape = t.shape;
+    return at->tensor;
+  }
+  /// Element `i` of a range starting at `address` (inside a region).
+  double &element(CUdeviceptr address, int64_t i) {
+    auto [at, offset] = find(address);
+    REQUIRE(at);
+    return at->tensor.data.at(offset + i);
+  }
+  void put(CUdeviceptr address, DType d, std::vector<int64_t> shape, std::vector<double> values) {
+    regions_[address] = Region{HostTensor{std::move(shape), std::move(values)}, bytesOf(d)};
+  }
+
+private:
+  struct Region {
+    HostTensor tensor;
+    int64_t elementBytes = 4;
+  };
+  static int64_t bytesOf(DType d) { return d == DType::bf16 ? 2 : d == DType::i64 ? 8 : 4; }
+  /// The region holding `address` and the element offset of it there, or null.
+  std::pair<Region *, int64_t> find(CUdeviceptr address) {
+    auto it = regions_.upper_bound(address);
+    if (it == regions_.begin())
+      return {nullptr, 0};
+    --it;
+    Region &r = it->second;
+    const int64_t offset = static_cast<int64_t>(address - it->first) / r.elementBytes;
+    if (offset >= static_cast<int64_t>(r.tensor.data.size()))
+      return {nullptr, 0};
+    return {&r, offset};
+  }
+  std::map<CUdeviceptr, Region> regions_;
+};
+
+double relL2(const std::vector<double> &got, const std::vector<double> &want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    num += (got[i] - want[i]) * (got[i] - want[i]);
+    den += want[i] * want[i];
+  }
+  return std::sqrt(num / den);
+}
+
+/// Runs one call of `fwd` (config `c`) on the CPU and returns o and the final state.
+GdnOutputs runOnCpu(ChunkForward &fwd, const GdnForwardConfig &c, const GdnProblem &p, const GdnInputs &in,
+                    const SplitPolicy &policy, const GdnVarlenSplit *varlenSplit) {
+  std::map<std::string, std::unique_ptr<dsl::Kernel>> kernels;
+  for (const GdnPackageKernel &k : gdnForwardPackage(c, true))
+    kernels[k.folder] = buildGdnKernel(k.kernel, k.settings.empty() ? c : withGdnSettings(c, k.settings));
+  CpuDevice dev;
+  const int64_t T = p.B * p.T, N = p.numSequences();
+  // Inputs at distinct fake addresses, rounded as the kernels read them.
+  CUdeviceptr next = CUdeviceptr{1} << 32;
+  auto place = [&](DType d, std::vector<int64_t> shape, std::vector<double> values) {
+    TensorArg t{next, d, shape, {}};
+    dev.put(next, d, std::move(shape), std::move(values));
+    next += CUdeviceptr{1} << 30;
+    return t;
+  };
+  ChunkForwardTensors t;
+  t.q = place(DType::bf16, {p.B, p.T, p.H, p.K}, in.q.data);
+  t.k = place(DType::bf16, {p.B, p.T, p.H, p.K}, in.k.data);
+  t.v = place(DType::bf16, {p.B, p.T, p.HV, p.V}, in.v.data);
+  t.g = place(DType::f32, {p.B, p.T, p.HV}, in.g.data);
+  t.beta = place(DType::f32, {p.B, p.T, p.HV}, in.beta.data);
+  t.initialState = place(DType::f32, {N, p.HV, p.K, p.V}, in.initialState.data);
+  // Outputs poisoned (NaN) like the GPU test's: an element no launch or copy writes stays NaN.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  t.finalState = place(DType::f32, {N, p.HV, p.K, p.V}, std::vector<double>(N * p.HV * p.K * p.V, nan));
+  t.o = place(DType::bf16, {p.B, p.T, p.HV, p.V}, std::vector<double>(T * p.HV * p.V, nan));
+  if (p.varlen()) {
+    t.cuSeqlens = place(DType::i64, {N + 1}, std::vector<double>(p.cuSeqlens.begin(), p.cuSeqlens.end()));
+    t.hostCuSeqlens = p.cuSeqlens.data();
+    t.varlenSplit = varlenSplit;
+  }
+  t.split = &policy;
+  if (varlenSplit && varlenSplit->split()) { // the plan's device tables, where the dry run points
+    const SplitPlan &plan = varlenSplit->plan;
+    const CUdeviceptr tables = CUdeviceptr{1} << 40;
+    dev.put(tables, DType::i64, {static_cast<int64_t>(plan.segmentCuSeqlens.size())},
+            std::vector<double>(plan.segmentCuSeqlens.begin(), plan.segmentCuSeqlens.end()));
+    dev.put(tables + static_cast<CUdeviceptr>(varlenSplit->firstOffset), DType::i64,
+            {static_cast<int64_t>(plan.firstSegment.size())},
+            std::vector<double>(plan.firstSegment.begin(), plan.firstSegment.end()));
+  }
+  fwd.dryRun([&](const std::string &name, const std::vector<TensorArg> &ts, std::array<uint32_t, 3> grid) {
+    if (name == "memset32") {
+      dev.region(ts[0]).data.assign(1, static_cast<double>(std::bit_cast<float>(grid[0])));
+      return;
+    }
+    if (name == "copy") {
+      for (int64_t i = 0; i < ts[0].shape[0]; ++i)
+        dev.element(ts[0].data, i) = dev.element(ts[1].data, i);
+      return;
+    }
+    INFO("kernel " << name);
+    REQUIRE(kernels.count(name));
+    std::vector<HostTensor *> args;
+    for (const TensorArg &a : ts)
+      args.push_back(&dev.region(a));
+    kernels.at(name)->interpret(args, {grid[0], grid[1], grid[2]});
+  });
+  const size_t bytes = varlenSplit && varlenSplit->split() ? fwd.workspaceBytes(*varlenSplit)
+                                                           : fwd.workspaceBytes(T, N, &policy);
+  fwd(t, CUdeviceptr{1} << 48, bytes);
+  fwd.dryRun(nullptr);
+  GdnOutputs out;
+  out.o = Tensor({p.B, p.T, p.HV, p.V});
+  out.o.data = dev.region(t.o).data;
+  out.finalState = Tensor(p.stateShape());
+  out.finalState.data = dev.region(t.finalState).data;
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("ChunkForward's calls run on the CPU: unsplit, split, and the varlen split", "[gdn][split][varlen][cpu]") {
+  GdnForwardConfig c = parseGdnForwardConfig("H=1,HV=2,K=64,V=64,initial_state=1,final_state=1");
+  ChunkForward fwd = buildChunkForward(c, true);
+  GdnProblem p;
+  p.H = 1;
+  p.HV = 2;
+  p.K = p.V = 64;
+  p.useInitialState = p.outputFinalState = true;
+  struct Case {
+    const char *what;
+    int64_t B, T;
+    std::vector<int64_t> cu;
+    SplitPolicy policy;
+    bool varlenPlan;
+    int64_t segments; // expected segments of the whole call (0: unsplit)
+  };
+  const std::vector<Case> cases{
+      {"fixed length, unsplit", 2, 200, {}, {.sms = 132, .enabled = false}, false, 0},
+      {"fixed length, split in 128-token segments", 2, 400, {}, {.sms = 132, .segmentTokens = 128}, false, 8},
+      {"varlen, unsplit without a plan", 1, 470, {0, 30, 430, 470}, {.sms = 132}, false, 0},
+      {"varlen, the long sequence split by the plan", 1, 470, {0, 30, 430, 470},
+       {.sms = 132, .segmentTokensWhenSplit = 128}, true, 6},
+      {"varlen, exact", 1, 470, {0, 30, 430, 470}, {.sms = 132, .segmentTokensWhenSplit = 128, .exact = true}, true, 6},
+  };
+  for (const Case &k : cases) {
+    SECTION(k.what) {
+      p.B = k.B;
+      p.T = k.T;
+      p.cuSeqlens = k.cu;
+      GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = 7, .gate = GdnGateKind::mixedDecay}));
+      GdnVarlenSplit plan;
+      if (k.varlenPlan)
+        plan = fwd.planVarlenOnHost(k.cu, &k.policy);
+      CHECK(plan.segments() == (k.varlenPlan ? k.segments : 0));
+      GdnOutputs got = runOnCpu(fwd, c, p, in, k.policy, k.varlenPlan ? &plan : nullptr);
+      GdnOutputs want = gdnRecurrentReference(p, in);
+      const double eo = relL2(got.o.data, want.o.data), es = relL2(got.finalState.data, want.finalState.data);
+      INFO("o " << eo << ", final state " << es);
+      CHECK(eo <= 5e-3); // NaN (an element never written) fails too
+      CHECK(es <= 5e-3);
+    }
+  }
+}
