@@ -100,8 +100,15 @@ GdnOutputs runOnCpu(ChunkForward &fwd, const GdnForwardConfig &c, const GdnProbl
   t.q = place(DType::bf16, {p.B, p.T, p.H, p.K}, in.q.data);
   t.k = place(DType::bf16, {p.B, p.T, p.H, p.K}, in.k.data);
   t.v = place(DType::bf16, {p.B, p.T, p.HV, p.V}, in.v.data);
-  t.g = place(DType::f32, {p.B, p.T, p.HV}, in.g.data);
-  t.beta = place(DType::f32, {p.B, p.T, p.HV}, in.beta.data);
+  if (p.gateInKernel) {
+    t.a = place(DType::f32, {p.B, p.T, p.HV}, in.a.data);
+    t.b = place(DType::f32, {p.B, p.T, p.HV}, in.b.data);
+    t.aLog = place(DType::f32, {p.HV}, in.aLog.data);
+    t.dtBias = place(DType::f32, {p.HV}, in.dtBias.data);
+  } else {
+    t.g = place(DType::f32, {p.B, p.T, p.HV}, in.g.data);
+    t.beta = place(DType::f32, {p.B, p.T, p.HV}, in.beta.data);
+  }
   t.initialState = place(DType::f32, {N, p.HV, p.K, p.V}, in.initialState.data);
   // Outputs poisoned (NaN) like the GPU test's: an element no launch or copy writes stays NaN.
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -192,6 +199,52 @@ TEST_CASE("ChunkForward's calls run on the CPU: unsplit, split, and the varlen s
       const double eo = relL2(got.o.data, want.o.data), es = relL2(got.finalState.data, want.finalState.data);
       INFO("o " << eo << ", final state " << es);
       CHECK(eo <= 5e-3); // NaN (an element never written) fails too
+      CHECK(es <= 5e-3);
+    }
+  }
+}
+
+TEST_CASE("ChunkForward's calls with in-kernel gates and L2 norm run on the CPU, split too", "[gdn][split][cpu]") {
+  // Run 36's GPU NaN on such a build is not localised; this is the orchestration's half of the question
+  // (the split of these builds is taken only with allowUnverified).
+  GdnForwardConfig c =
+      parseGdnForwardConfig("H=1,HV=2,K=64,V=64,gate_in_kernel=1,l2norm=1,initial_state=1,final_state=1");
+  ChunkForward fwd = buildChunkForward(c, true);
+  GdnProblem p;
+  p.H = 1;
+  p.HV = 2;
+  p.K = p.V = 64;
+  p.gateInKernel = p.l2normQK = true;
+  p.useInitialState = p.outputFinalState = true;
+  struct Case {
+    const char *what;
+    int64_t B, T;
+    std::vector<int64_t> cu;
+    SplitPolicy policy;
+    bool varlenPlan;
+  };
+  const std::vector<Case> cases{
+      {"unsplit", 2, 200, {}, {.sms = 132}, false},
+      {"fixed length, split", 2, 400, {}, {.sms = 132, .segmentTokens = 128, .allowUnverified = true}, false},
+      {"varlen, split by the plan", 1, 470, {0, 30, 430, 470},
+       {.sms = 132, .segmentTokensWhenSplit = 128, .allowUnverified = true}, true},
+  };
+  for (const Case &k : cases) {
+    SECTION(k.what) {
+      p.B = k.B;
+      p.T = k.T;
+      p.cuSeqlens = k.cu;
+      GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = 11, .gate = GdnGateKind::mixedDecay}));
+      GdnVarlenSplit plan;
+      if (k.varlenPlan) {
+        plan = fwd.planVarlenOnHost(k.cu, &k.policy);
+        CHECK(plan.split());
+      }
+      GdnOutputs got = runOnCpu(fwd, c, p, in, k.policy, k.varlenPlan ? &plan : nullptr);
+      GdnOutputs want = gdnRecurrentReference(p, in);
+      const double eo = relL2(got.o.data, want.o.data), es = relL2(got.finalState.data, want.finalState.data);
+      INFO("o " << eo << ", final state " << es);
+      CHECK(eo <= 5e-3);
       CHECK(es <= 5e-3);
     }
   }
