@@ -10,6 +10,7 @@
 #include "qla/Interpreter/HostTensor.h"
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
 
 #include <cmath>
 #include <limits>
@@ -248,4 +249,33 @@ TEST_CASE("ChunkForward's calls with in-kernel gates and L2 norm run on the CPU,
       CHECK(es <= 5e-3);
     }
   }
+}
+
+TEST_CASE("ChunkForward's calls at K = V = 128 with the wide state kernel (BV = 128, TMA rings) run on the CPU",
+          "[gdn][split][cpu]") {
+  // A call over few SMs takes the wide tile (pickForwardTile) unsplit and split, as the GPU does with
+  // many segments; with L2 norm the wide kernel loads q and k through registers, unbounded.
+  const bool l2norm = GENERATE(false, true);
+  GdnForwardConfig c = parseGdnForwardConfig(std::string("H=1,HV=2,K=128,V=128,initial_state=1,final_state=1") +
+                                             (l2norm ? ",l2norm=1" : ""));
+  ChunkForward fwd = buildChunkForward(c, true);
+  GdnProblem p;
+  p.H = 1;
+  p.HV = 2;
+  p.K = p.V = 128;
+  p.l2normQK = l2norm;
+  p.useInitialState = p.outputFinalState = true;
+  p.B = 2;
+  p.T = 320;
+  const bool split = GENERATE(false, true);
+  SplitPolicy policy{.sms = 4, .segmentTokens = split ? 128 : 0, .enabled = split, .allowUnverified = true};
+  INFO("l2norm " << l2norm << ", split " << split);
+  CHECK(fwd.forwardTile(split ? 6 : 2, &policy) == 128);
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = 5, .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs got = runOnCpu(fwd, c, p, in, policy, nullptr);
+  GdnOutputs want = gdnRecurrentReference(p, in);
+  const double eo = relL2(got.o.data, want.o.data), es = relL2(got.finalState.data, want.finalState.data);
+  INFO("o " << eo << ", final state " << es);
+  CHECK(eo <= 5e-3);
+  CHECK(es <= 5e-3);
 }

@@ -233,8 +233,9 @@ ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
   splitUnverified_ = shape_.gateInKernel || shape_.l2norm || configSetting(images_.manifests[3], "l2norm", 0) != 0;
 }
 
-int64_t ChunkForward::forwardTile(int64_t sequences) const {
-  return pickForwardTile(shape_.BV, wideBV_, sequences, shape_.HV, shape_.V, sms_ ? sms_ : 132);
+int64_t ChunkForward::forwardTile(int64_t sequences, const SplitPolicy *call) const {
+  const int64_t sms = policyFor(call).sms > 0 ? policyFor(call).sms : sms_ ? sms_ : 132;
+  return pickForwardTile(shape_.BV, wideBV_, sequences, shape_.HV, shape_.V, sms);
 }
 
 bool ChunkForward::splitEligible(const SplitPolicy &policy) const {
@@ -502,7 +503,7 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     forward.push_back(packed(t.initialState, DType::f32, states));
   if (sh.finalState)
     forward.push_back(packed(t.finalState, DType::f32, states));
-  const int64_t bv = forwardTile(N);
+  const int64_t bv = forwardTile(N, t.split);
   if (bv == sh.BV)
     launch("gdn_chunk_forward", images_.manifests[3], loaded_[3], forward, stream,
            {static_cast<uint32_t>(sh.HV * (sh.V / bv)), n, 1});
@@ -588,7 +589,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   launch(names[3], images_.splitManifests[3], split_[3],
          {first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts},
                     stream, {u32(sh.HV * (sh.V / 64)), u32(N), 1});
-  const int64_t bv = forwardTile(S);
+  const int64_t bv = forwardTile(S, t.split);
   const std::vector<TensorArg> mainRun{segCu, q, k, v, gcum, a, aqk, o, starts, finals};
   if (bv == sh.BV)
     launch("gdn_chunk_forward", images_.manifests[3], loaded_[3], mainRun, stream, {u32(sh.HV * (sh.V / bv)), segs, 1});

@@ -107,8 +107,9 @@ public:
   static ChunkForward fromDirectory(const std::filesystem::path &dir, ChunkForwardShape shape);
 
   const ChunkForwardShape &shape() const { return shape_; }
-  /// The value tile (BV) of the state kernel a call over `sequences` sequences runs with.
-  int64_t forwardTile(int64_t sequences) const;
+  /// The value tile (BV) of the state kernel a call over `sequences` sequences runs with (against the
+  /// call's SM count when its split policy gives one, else the device's).
+  int64_t forwardTile(int64_t sequences, const SplitPolicy *call = nullptr) const;
   /// Segments a fixed-length call of `sequences` x `tokensEach` tokens is cut into (1 each: no split).
   /// Splits only with the split kernels loaded, K = V, states [K][V], built with initial and final state,
   /// and (unless the policy allows it) without in-kernel gates or L2 norm (not yet verified on a GPU).

@@ -92,3 +92,14 @@ func.func @store_dynamic_stride(%C: !qla.tensor<64x?xf32>) attributes {qla.kerne
   return
 }
 
+
+// -----
+
+// A wgmma-accumulator fragment spans every warpgroup that runs it: on 256 threads a one-warpgroup
+// layout would have threads 128..255 address rows 64..127 of a 64-row tile.
+func.func @accumulator_on_half_the_block(%A: !qla.tensor<256x128xbf16>) attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'qla.copy' op has a '!qla.tile<64x128xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>' spread over 1 warpgroup(s) but runs on 256 threads: a wgmma-accumulator fragment must span all of them}}
+  %t = qla.copy %A[%c0, %c0] : !qla.tensor<256x128xbf16> -> !qla.tile<64x128xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
+  return
+}

@@ -69,11 +69,12 @@ func.func @two_warpgroups(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x25
     qla.yield %y : bf16
   }
   qla.store %o, %C[%c0, %c0] : !qla.tile<128x256xbf16, frag>, !qla.tensor<1024x256xbf16>
-  // 64 rows cannot be split over 2 warpgroups in blocks of 64: one warpgroup.
-  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<64x128xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // 64 rows cannot be split over the block's 2 warpgroups in blocks of 64, and an accumulator layout
+  // over one warpgroup would leave the other's threads addressing rows 64..127: round-robin instead.
+  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<64x128xf32, frag, #qla.strided<threads = 256>>
   %f1 = qla.fill 0.0 : f32 : !qla.tile<64x128xf32, frag>
-  // 192 rows: 192 is not a multiple of 128, so one warpgroup owns all three 64-row blocks.
-  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<192x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // 192 rows: not a multiple of 128, so round-robin too.
+  // CHECK: qla.fill 0.000000e+00 : f32 : !qla.tile<192x64xf32, frag, #qla.strided<threads = 256>>
   %f2 = qla.fill 0.0 : f32 : !qla.tile<192x64xf32, frag>
   // Columns not a multiple of 8, more than 256 columns, 1-D, or rows not a multiple of 64: round-robin
   // over the block's 256 threads.
@@ -90,10 +91,10 @@ func.func @two_warpgroups(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x25
 
 // -----
 
-// Four warpgroups: 256 rows take all four; 128 rows take two.
+// Four warpgroups: 256 rows take all four; 128 rows cannot span them and go round-robin.
 // CHECK-LABEL: func.func @four_warpgroups(
 // CHECK: !qla.tile<256x64xf32, frag, #qla.wgmma_acc<warpgroups = 4>>
-// CHECK: !qla.tile<128x64xf32, frag, #qla.wgmma_acc<warpgroups = 2>>
+// CHECK: !qla.tile<128x64xf32, frag, #qla.strided<threads = 512>>
 func.func @four_warpgroups() attributes {qla.kernel, qla.block = array<i64: 512, 1, 1>} {
   %a = qla.fill 0.0 : f32 : !qla.tile<256x64xf32, frag>
   %b = qla.fill 0.0 : f32 : !qla.tile<128x64xf32, frag>

@@ -62,6 +62,27 @@ int64_t registerCapWithRoles(func::FuncOp kernel) {
   return std::min<int64_t>(255, 65536 / kernelThreads(kernel) / 8 * 8);
 }
 
+/// A fragment spread like a wgmma accumulator over fewer warpgroups than the threads that run it would
+/// have the other threads address rows past the tile (the layout's rows come from tid / 128): refused.
+LogicalResult checkFragmentsCoverThreads(func::FuncOp kernel) {
+  WalkResult result = kernel.walk([&](Operation *op) {
+    const int64_t threads = threadGroup(op).threads;
+    for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {
+      auto tile = dyn_cast<TileType>(v.getType());
+      auto acc = tile ? dyn_cast_or_null<WgmmaAccLayoutAttr>(tile.getLayout()) : nullptr;
+      if (acc && threads && acc.getWarpgroups() * 128 != threads) {
+        op->emitOpError() << "has a " << tile << " spread over " << acc.getWarpgroups()
+                          << " warpgroup(s) but runs on " << threads
+                          << " threads: a wgmma-accumulator fragment must span all of them";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+
 /// Each qla.role_region becomes a branch that only its warpgroups take (marked qla.role_group, which
 /// the lowering of the ops inside reads: role-local thread index, named barrier), starting with the
 /// role's setmaxnreg.
@@ -257,7 +278,7 @@ struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
     for (auto kernel : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
         continue;
-      if (failed(lowerRoleRegions(kernel)))
+      if (failed(checkFragmentsCoverThreads(kernel)) || failed(lowerRoleRegions(kernel)))
         return signalPassFailure();
       lowerRemainingLoops(kernel);
       markCopyRuns(kernel);

@@ -1,7 +1,7 @@
 // qla-assign-layouts: register-fragment distributions and shared-memory layouts.
-//  - A 2-D fragment with rows a multiple of 64 and 8..256 columns is spread like wgmma accumulators
-//    over the warpgroups that run it (its role's, else the block's); any other fragment round-robin
-//    over their threads (#qla.strided).
+//  - A 2-D fragment with 8..256 columns and rows a multiple of 64 per warpgroup is spread like wgmma
+//    accumulators over all the warpgroups that run it (its role's, else the block's); any other
+//    fragment round-robin over their threads (#qla.strided).
 //  - A shared tile is stored as is (row-major, swizzled) and read MN-major by the gemms that need it
 //    in a transposed role (Aᵀ or a non-transposed B) when wgmma can (16-bit elements, rows a multiple
 //    of 128 bytes); else it is stored K-major for them (#qla.swizzle<…, transposed = true>), and a tile
@@ -24,12 +24,14 @@ using namespace qla;
 
 namespace {
 
+/// The accumulator layout only when it spans every warpgroup of the group: with fewer, the threads past
+/// it would address rows outside the tile (a 64-row tile on 256 threads goes round-robin instead).
 Attribute fragmentLayout(TileType tile, int64_t threads) {
   MLIRContext *ctx = tile.getContext();
-  if (tile.getRank() == 2 && tile.getShape()[1] % 8 == 0 && tile.getShape()[1] <= 256)
-    for (int64_t wg = std::max<int64_t>(1, threads / 128); wg >= 1; --wg)
-      if (tile.getShape()[0] % (64 * wg) == 0)
-        return WgmmaAccLayoutAttr::get(ctx, wg);
+  const int64_t wg = std::max<int64_t>(1, threads / 128);
+  if (tile.getRank() == 2 && tile.getShape()[1] % 8 == 0 && tile.getShape()[1] <= 256 &&
+      tile.getShape()[0] % (64 * wg) == 0)
+    return WgmmaAccLayoutAttr::get(ctx, wg);
   return qla::StridedLayoutAttr::get(ctx, threads);
 }
 
