@@ -206,8 +206,8 @@ TEST_CASE("ChunkForward's calls run on the CPU: unsplit, split, and the varlen s
 }
 
 TEST_CASE("ChunkForward's calls with in-kernel gates and L2 norm run on the CPU, split too", "[gdn][split][cpu]") {
-  // Run 36's GPU NaN on such a build is not localised; this is the orchestration's half of the question
-  // (the split of these builds is taken only with allowUnverified).
+  // Run 36's GPU NaN on such a build was the wide state kernel's L2 norm (a layout bug the interpreter
+  // cannot see); this is the orchestration's half.
   GdnForwardConfig c =
       parseGdnForwardConfig("H=1,HV=2,K=64,V=64,gate_in_kernel=1,l2norm=1,initial_state=1,final_state=1");
   ChunkForward fwd = buildChunkForward(c, true);
@@ -226,9 +226,9 @@ TEST_CASE("ChunkForward's calls with in-kernel gates and L2 norm run on the CPU,
   };
   const std::vector<Case> cases{
       {"unsplit", 2, 200, {}, {.sms = 132}, false},
-      {"fixed length, split", 2, 400, {}, {.sms = 132, .segmentTokens = 128, .allowUnverified = true}, false},
+      {"fixed length, split", 2, 400, {}, {.sms = 132, .segmentTokens = 128}, false},
       {"varlen, split by the plan", 1, 470, {0, 30, 430, 470},
-       {.sms = 132, .segmentTokensWhenSplit = 128, .allowUnverified = true}, true},
+       {.sms = 132, .segmentTokensWhenSplit = 128}, true},
   };
   for (const Case &k : cases) {
     SECTION(k.what) {
@@ -268,7 +268,7 @@ TEST_CASE("ChunkForward's calls at K = V = 128 with the wide state kernel (BV = 
   p.B = 2;
   p.T = 320;
   const bool split = GENERATE(false, true);
-  SplitPolicy policy{.sms = 4, .segmentTokens = split ? 128 : 0, .enabled = split, .allowUnverified = true};
+  SplitPolicy policy{.sms = 4, .segmentTokens = split ? 128 : 0, .enabled = split};
   INFO("l2norm " << l2norm << ", split " << split);
   CHECK(fwd.forwardTile(split ? 6 : 2, &policy) == 128);
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = 5, .gate = GdnGateKind::mixedDecay}));

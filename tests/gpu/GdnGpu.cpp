@@ -4,8 +4,7 @@
 // for long inputs); then CUDA-event timing of the three launches. Runtime only, no MLIR.
 //   qla_gpu_gdn DIR --set H=..,HV=..,K=..,V=..,BV=..[,gate_in_kernel=1,l2norm=1] [--json OUT] [--bench]
 //               [--cases N | --shape B,T | --varlen L1,L2,...] [--gate mixed|logsigmoid] [--timeout S]
-//               [--no-split | --exact | --segment-tokens L] [--split-unverified]   (the context split, when its
-//               kernels are in DIR; --split-unverified: also with in-kernel gates or L2 norm)
+//               [--no-split | --exact | --segment-tokens L]   (the context split, when its kernels are in DIR)
 // DIR holds gdn_offsets/, gdn_cumsum/, gdn_chunk_inverse/ and gdn_chunk_forward/ compiled with those
 // settings (initial_state=1, final_state=1). Everything goes through the entry point qla::gdn::ChunkForward
 // (fixed-length batches without cu_seqlens, varlen with it).
@@ -56,7 +55,6 @@ int main(int argc, char **argv) {
   std::string onlyVarlen; // "L1,L2,...": just that packed batch (cu_seqlens), likewise
   bool noSplit = false;    // never take the context split, even with its kernels in the folder
   bool exact = false;      // the split in exact mode (default: truncated at a summed log-gate of −10)
-  bool splitUnverified = false; // the split also for in-kernel gates / L2 norm (SplitPolicy::allowUnverified)
   std::string gateName = "mixed"; // the gates: "mixed" (zero-decay heads among strong ones) or "logsigmoid"
   int64_t segmentTokens = 0; // > 0: the split's segment length instead of the planner's
   for (int i = 1; i < argc; ++i) {
@@ -70,7 +68,6 @@ int main(int argc, char **argv) {
     else if (a == "--timeout" && i + 1 < argc) timeout = std::atof(argv[++i]);
     else if (a == "--no-split") noSplit = true;
     else if (a == "--exact") exact = true;
-    else if (a == "--split-unverified") splitUnverified = true;
     else if (a == "--gate" && i + 1 < argc) gateName = argv[++i];
     else if (a == "--segment-tokens" && i + 1 < argc) segmentTokens = std::stoll(argv[++i]);
     else dir = a;
@@ -109,7 +106,6 @@ int main(int argc, char **argv) {
                         .segmentTokens = segmentTokens,
                         .segmentTokensWhenSplit = tunedSegmentTokens,
                         .enabled = !noSplit,
-                        .allowUnverified = splitUnverified,
                         .exact = exact});
     struct Case { int64_t B, T; std::vector<int64_t> cu; bool cpu; bool bench; };
     std::vector<Case> cases{{1, 1, {}, true, false},   {2, 63, {}, true, false},  {2, 64, {}, true, false},

@@ -230,7 +230,6 @@ ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
   if (images_.hasSplit())
     for (size_t i = 0; i < images_.splitManifests.size(); ++i)
       checkSplitTensors(shape_, i, images_.splitManifests[i]);
-  splitUnverified_ = shape_.gateInKernel || shape_.l2norm || configSetting(images_.manifests[3], "l2norm", 0) != 0;
 }
 
 int64_t ChunkForward::forwardTile(int64_t sequences, const SplitPolicy *call) const {
@@ -238,14 +237,13 @@ int64_t ChunkForward::forwardTile(int64_t sequences, const SplitPolicy *call) co
   return pickForwardTile(shape_.BV, wideBV_, sequences, shape_.HV, shape_.V, sms);
 }
 
-bool ChunkForward::splitEligible(const SplitPolicy &policy) const {
+bool ChunkForward::splitEligible() const {
   const ChunkForwardShape &sh = shape_;
-  return images_.hasSplit() && sh.K == sh.V && !sh.stateVFirst && sh.initialState && sh.finalState &&
-         (!splitUnverified_ || policy.allowUnverified);
+  return images_.hasSplit() && sh.K == sh.V && !sh.stateVFirst && sh.initialState && sh.finalState;
 }
 
 int64_t ChunkForward::segmentsPerSequence(int64_t sequences, int64_t tokensEach, const SplitPolicy *call) const {
-  if (!splitEligible(policyFor(call)) || sequences < 1 || tokensEach < 1)
+  if (!splitEligible() || sequences < 1 || tokensEach < 1)
     return 1;
   std::vector<int64_t> cu;
   for (int64_t i = 0; i <= sequences; ++i)
@@ -296,7 +294,7 @@ GdnVarlenSplit ChunkForward::planVarlenOnHost(const std::vector<int64_t> &cu, co
   GdnVarlenSplit split;
   split.cuSeqlens = cu;
   SplitPolicy policy = policyFor(call);
-  if (!splitEligible(policy) || !policy.enabled)
+  if (!splitEligible() || !policy.enabled)
     return split;
   if (policy.sms <= 0 && policy.segmentTokens == 0)
     policy.sms = sms_ ? sms_ : queryDevice().smCount;
@@ -377,10 +375,9 @@ void ChunkForward::validate(const ChunkForwardTensors &t) const {
         throw Error(fmt::format("{}: argument 'varlen_split': its tables are not on the device (planVarlen makes them)",
                                 kWho));
       // A plan from elsewhere: these kernels must take the split, and its counts must be the plan's.
-      if (!splitEligible(policyFor(t.split)))
+      if (!splitEligible())
         throw Error(fmt::format("{}: argument 'varlen_split': these kernels do not run the context split (its "
-                                "kernels, K = V, states [K][V] with initial and final state; in-kernel gates or L2 "
-                                "norm only with allowUnverified)",
+                                "kernels, K = V, states [K][V] with initial and final state)",
                                 kWho));
       if (!consistentVarlenSplit(*vs, /*onDevice=*/!dryRun_ || vs->tables.ptr()))
         throw Error(fmt::format("{}: argument 'varlen_split': its tables do not cut these cu_seqlens into segments "

@@ -111,8 +111,7 @@ public:
   /// call's SM count when its split policy gives one, else the device's).
   int64_t forwardTile(int64_t sequences, const SplitPolicy *call = nullptr) const;
   /// Segments a fixed-length call of `sequences` x `tokensEach` tokens is cut into (1 each: no split).
-  /// Splits only with the split kernels loaded, K = V, states [K][V], built with initial and final state,
-  /// and (unless the policy allows it) without in-kernel gates or L2 norm (not yet verified on a GPU).
+  /// Splits only with the split kernels loaded, K = V, states [K][V], built with initial and final state.
   /// With the split kernels loaded and no SM count in the split policy, this (and workspaceBytes) asks
   /// the driver for device 0's SM count.
   int64_t segmentsPerSequence(int64_t sequences, int64_t tokensEach, const SplitPolicy *policy = nullptr) const;
@@ -155,7 +154,7 @@ public:
 private:
   void runSplit(const ChunkForwardTensors &t, const struct ChunkForwardLayout &layout, CUdeviceptr workspace,
                 CUstream stream, const GdnVarlenSplit *varlen);
-  bool splitEligible(const SplitPolicy &policy) const;
+  bool splitEligible() const;
   /// One launch: the kernel `slot` (loaded from `manifest`), or, in a dry run, its signature checked and
   /// the launch recorded under `name`.
   void launch(const char *name, const Json &manifest, std::unique_ptr<CompiledKernel> &slot,
@@ -169,7 +168,6 @@ private:
   std::unique_ptr<CompiledKernel> wide_;
   std::array<std::unique_ptr<CompiledKernel>, 6> split_;
   int64_t wideBV_ = 0; // 0: no wide build
-  bool splitUnverified_ = false; // in-kernel gates or L2 norm: the split only with allowUnverified
   int64_t inverseChunks_ = 1, inverseHeads_ = 1; // chunks and value heads a block of gdn_chunk_inverse takes
   uint32_t inverseGridZ(uint32_t chunks) const {
     return static_cast<uint32_t>((chunks + inverseChunks_ - 1) / inverseChunks_);

@@ -31,9 +31,6 @@ struct SplitPolicy {
   // split exact against 3.02 unsplit; (2,8) 8x1024 0.125 split in two against 0.111 unsplit, runs 23, 27-28).
   int64_t minSegments = 3;
   bool enabled = true;
-  // The split with in-kernel gates or L2 norm gave a NaN on the GPU in run 36 (not yet localised; the
-  // interpreter passes it): ChunkForward does not take it for such builds unless this is set (tests).
-  bool allowUnverified = false;
   // Truncated mode: a segment whose last chunks' summed log-gate reaches this (≤ 0) starts from its end
   // over those chunks alone; what it leaves out fades by at least e^threshold. Heads that do not reach it
   // within the segment run exact. `exact`: every head runs exact (the threshold is −inf).
