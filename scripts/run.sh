@@ -38,7 +38,7 @@ echo "== GDN forward on the CPU interpreter against the float64 recurrence"
 "$build/tools/qlac/qlac" check gdn --set B=1,T=130,H=1,HV=2,K=128,V=128,gate_in_kernel=1,l2norm=1
 # The context split (issue 5) on the interpreter: one sequence in segments of 128 tokens, gates with
 # zero-decay heads (exact fallback) among strongly decaying ones.
-"$build/tools/qlac/qlac" check gdn --set B=1,T=520,H=2,HV=4,K=64,V=64,split_tokens=128
+"$build/tools/qlac/qlac" check gdn --set B=1,T=520,H=2,HV=4,K=64,V=64,split_tokens=128,precise=2
 
 out=$build/run/gemm
 rm -rf "$out"

@@ -246,19 +246,19 @@ int checkGdn(const std::string &settings) {
   p.useInitialState = true;
   p.outputFinalState = true;
   bool mixed = true;
-  int64_t splitTokens = 0;
+  int64_t splitTokens = 0, precise = -1;
   auto field = [](int64_t &f) { return [&f](double v) { f = static_cast<int64_t>(v); }; };
   auto flag = [](bool &f) { return [&f](double v) { f = v != 0; }; };
   qla::kernels::applySettings(settings, "gdn",
                               {{"B", field(p.B)}, {"T", field(p.T)}, {"H", field(p.H)}, {"HV", field(p.HV)},
                                {"K", field(p.K)}, {"V", field(p.V)}, {"gate_in_kernel", flag(p.gateInKernel)},
                                {"l2norm", flag(p.l2normQK)}, {"mixed_decay", flag(mixed)},
-                               {"split_tokens", field(splitTokens)}});
+                               {"split_tokens", field(splitTokens)}, {"precise", field(precise)}});
   auto gate = mixed ? qla::gdn::GdnGateKind::mixedDecay : qla::gdn::GdnGateKind::logsigmoid;
   qla::gdn::GdnInputs in = qla::gdn::roundInputsForKernel(
       qla::gdn::gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = gate}));
   auto start = std::chrono::steady_clock::now();
-  qla::gdn::GdnOutputs got = qla::gdn::interpretGdnForward(p, in);
+  qla::gdn::GdnOutputs got = qla::gdn::interpretGdnForward(p, in, {.precise = precise});
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   qla::gdn::GdnOutputs ref = qla::gdn::gdnRecurrentReference(p, in);
   double eo = qla::gdn::relL2(got.o, ref.o), es = qla::gdn::relL2(got.finalState, ref.finalState);
@@ -269,14 +269,16 @@ int checkGdn(const std::string &settings) {
              eo, es, seconds, ok ? "PASS" : "FAIL");
   if (splitTokens > 0) {
     // The context split (docs/context-split.md) on the same inputs, in segments of split_tokens, with
-    // the same kernels and order as on the GPU: exact, and truncated at a summed log-gate of −10.
+    // the same kernels and order as on the GPU: exact, and truncated at a summed log-gate of −10. Split
+    // and unsplit sum in different orders: they agree to 2e-4 only with H at full precision (precise=2);
+    // with H as bf16 (precise=1, the default) each is as close to float64 but they differ by ~1e-3.
     for (double threshold : {-std::numeric_limits<double>::infinity(), -10.0}) {
       start = std::chrono::steady_clock::now();
-      qla::gdn::GdnOutputs split = qla::gdn::interpretGdnForwardSplit(p, in, splitTokens, threshold);
+      qla::gdn::GdnOutputs split = qla::gdn::interpretGdnForwardSplit(p, in, splitTokens, threshold, precise);
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       double so = qla::gdn::relL2(split.o, ref.o), ss = qla::gdn::relL2(split.finalState, ref.finalState);
       double ds = qla::gdn::relL2(split.finalState, got.finalState);
-      bool splitOk = so <= 5e-3 && ss <= 5e-3 && ds <= 2e-4;
+      bool splitOk = so <= 5e-3 && ss <= 5e-3 && (precise != 2 || ds <= 2e-4);
       fmt::print("  split in segments of {} tokens, {}: rel_l2 vs float64 o {:.2e}, final state {:.2e}; final state "
                  "vs unsplit {:.1e}, {:.2f} s -> {}\n",
                  splitTokens, std::isinf(threshold) ? "exact" : "truncated at -10", so, ss, ds, seconds,
@@ -295,7 +297,8 @@ int checkCommand(const Args &args) {
                "compares it with a float64 reference (relative L2 error, every output element written).\n"
                "Exits 1 when the error exceeds 5e-3. Keep shapes small: the interpreter is plain loops.\n"
                "gdn settings: B, T, H, HV, K, V (64|128|256), gate_in_kernel, l2norm, mixed_decay (0|1),\n"
-               "split_tokens (> 0: also the context split in segments of that many tokens, exact and truncated);\n"
+               "split_tokens (> 0: also the context split in segments of that many tokens, exact and truncated;\n"
+               "with precise=2 it must also agree with the unsplit run to 2e-4), precise (0..2, the kernels' default 1);\n"
                "it runs gdn_cumsum, gdn_chunk_inverse and gdn_chunk_forward against the float64 recurrence.\n");
     return 0;
   }

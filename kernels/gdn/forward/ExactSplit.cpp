@@ -30,7 +30,7 @@ HostTensor zeros(std::vector<int64_t> shape) {
 } // namespace
 
 GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, int64_t segmentTokens,
-                                    double logGateThreshold) {
+                                    double logGateThreshold, int64_t precise) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
   if (p.K != p.V || p.stateVFirst)
     throw Error(fmt::format("gdn context split: K = V with states [K][V] is supported (the transitions run from a "
@@ -56,6 +56,8 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
 
   // The same kernels and the same order as ChunkForward's split on the GPU (docs/context-split.md).
   GdnForwardConfig c = forwardConfigFor(p);
+  if (precise >= 0)
+    c.precise = precise;
   c.initialState = c.finalState = true;
   HostTensor segCu{{S + 1}, std::vector<double>(plan.segmentCuSeqlens.begin(), plan.segmentCuSeqlens.end())};
   HostTensor first{{N + 1}, std::vector<double>(plan.firstSegment.begin(), plan.firstSegment.end())};

@@ -42,6 +42,8 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
   validateGdn(p, in, "gdn forward (interpreter)");
   GdnForwardConfig c = forwardConfigFor(p);
   c.stages = options.stages;
+  if (options.precise >= 0)
+    c.precise = options.precise;
   c.inverseChunks = options.inverseChunks;
   c.inverseStages = options.inverseStages;
   c.inverseHeads = options.inverseHeads;
