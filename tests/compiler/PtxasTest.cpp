@@ -171,12 +171,13 @@ TEST_CASE("the GDN forward kernels assemble without serialised register-A wgmmas
   }
 }
 
-TEST_CASE("GDN kernels' register spills: none where there were none, no more than measured elsewhere",
+TEST_CASE("GDN kernels' register spills: none for K, V <= 128, no more than measured for K = V = 256",
           "[ptx][ptxas]") {
   if (!std::filesystem::exists(QLA_PTXAS))
     SKIP("ptxas not found at " QLA_PTXAS);
-  // Issue 4's bar is no spills at all; these are the bytes measured on 2026-12-03 (ptxas 13.0, -O3), a
-  // ratchet until the spilling kernels are fixed.
+  // Issue 4's bar is no spills at all: met by every kernel of the K, V <= 128 sets (session 8: the
+  // forward at precise = 1, the inverse's merge masks made before the merges). K = V = 256 still spills:
+  // the bytes measured on 2026-12-03 (ptxas 13.0, -O3) are a ratchet.
   struct Case {
     const char *kernel, *settings;
     int maxSpillBytes;
@@ -184,10 +185,16 @@ TEST_CASE("GDN kernels' register spills: none where there were none, no more tha
   const Case cases[] = {
       {"gdn_offsets", "H=16,HV=32", 0},
       {"gdn_cumsum", "H=16,HV=32", 0},
-      {"gdn_chunk_inverse", "H=16,HV=32", 68},                      // at its 3-blocks-an-SM register cap
+      {"gdn_cumsum", "H=16,HV=32,gate_in_kernel=1", 0},
+      {"gdn_chunk_inverse", "H=16,HV=32", 0}, // at its 3-blocks-an-SM register cap (168)
+      {"gdn_chunk_inverse", "H=16,HV=32,gate_in_kernel=1,l2norm=1", 0},
+      {"gdn_chunk_inverse", "H=1,HV=2,K=64,V=64", 0},
       {"gdn_chunk_inverse", "H=16,HV=32,inverse_chunks=4,inverse_stages=2,inverse_blocks_per_sm=2", 0},
-      {"gdn_chunk_forward", "H=16,HV=32,initial_state=1,final_state=1", 36},
-      {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,initial_state=1,final_state=1", 84}, // the wide tile
+      {"gdn_chunk_forward", "H=16,HV=32,initial_state=1,final_state=1", 0},
+      {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,initial_state=1,final_state=1", 0}, // the wide tile
+      {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,gate_in_kernel=1,l2norm=1,initial_state=1,final_state=1", 0},
+      {"gdn_chunk_forward", "H=1,HV=2,K=64,V=64,initial_state=1,final_state=1", 0},
+      {"gdn_chunk_forward", "H=1,HV=2,K=64,V=128,state_v_first=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,stages=2,roles=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,state_only=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,split_run=1,initial_state=1,final_state=1", 0},
@@ -197,6 +204,8 @@ TEST_CASE("GDN kernels' register spills: none where there were none, no more tha
       {"gdn_split_windows", "H=16,HV=32", 0},
       {"gdn_split_correct", "H=16,HV=32", 0},
       {"gdn_split_offsets", "H=16,HV=32", 0},
+      {"gdn_chunk_inverse", "H=1,HV=2,K=256,V=256", 16},
+      {"gdn_chunk_forward", "H=1,HV=2,K=256,V=256,initial_state=1,final_state=1", 468},
   };
   qla::test::TempDir tmp;
   for (const Case &c : cases) {

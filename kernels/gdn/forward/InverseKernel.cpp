@@ -8,6 +8,7 @@
 #include "gdn/forward/Normalize.h"
 
 #include <functional>
+#include <vector>
 
 namespace qla::gdn {
 
@@ -43,19 +44,22 @@ Tile invertOnTensorCores(dsl::Kernel &k, const Tile &n, const Tile &rows, const 
   // The merges for s = 16 and 32, unrolled (the masks' bounds constant: fewer instructions and spills
   // than a loop of two, for 0.15 s more compile time).
   Tile x = k.triInverse(n, 16);
-  for (int s : {16, 32}) {
-    // N_s (as bf16): the row in the lower s-block of a 2s-block, the column in the upper one.
-    // The 2s-blocks start at 0 and 32 for s = 16; for s = 32 the one at 32 is empty.
-    Tile ns = k.map({n, rows, cols}, DType::bf16, [&](const Scalars &e) {
+  // N_s (as bf16, in shared memory) for both merges, made before them so that N (32 f32 registers a
+  // thread) is dead while they run: the row in the lower s-block of a 2s-block, the column in the upper
+  // one. The 2s-blocks start at 0 and 32 for s = 16; for s = 32 the one at 32 is empty.
+  std::vector<Tile> nsShared;
+  for (int s : {16, 32})
+    nsShared.push_back(k.share(k.map({n, rows, cols}, DType::bf16, [&](const Scalars &e) {
       Scalar out = 0.0;
       for (int b : {0, 32})
         if (b + s < C)
           out = select(e[1] >= b + s && e[1] < b + s + s && e[2] >= b && e[2] < b + s, e[0], out);
       return out.to(DType::bf16);
-    });
+    })));
+  for (int level = 0; level < 2; ++level) {
     // (X_s·N_s)·X_s: each register operand dies at its product, the shared ones are read once more.
     Tile xs = k.share(hi(x));
-    Tile u = product(x, k.share(ns)); // X_s·N_s
+    Tile u = product(x, nsShared[level]); // X_s·N_s
     Tile xt = product(u, xs);          // X_s·N_s·X_s
     x = k.map({x, xt}, DType::f32, [](const Scalars &e) { return e[0] - e[1]; });
   }
