@@ -59,6 +59,13 @@ std::unique_ptr<dsl::Kernel> buildGemm(const GemmConfig &c) {
                         "thread x {} threads)",
                         loadsRegs, stageRegs ? fmt::format("stage {} + ", stageRegs) : "", mmaRegs, consumers,
                         cap * threads, cap, threads));
+    // ptxas compiles every thread under the cap; a consumer's 64 x BN f32 accumulator alone takes BN / 2
+    // registers a thread (plus ≈ 30 for addresses and operands): with specialize = 2's 512 threads (cap
+    // 128) BN = 256 does not assemble.
+    require(c.BN / 2 + 30 <= cap,
+            fmt::format("BN = {} needs {} accumulator registers a thread (+ about 30 more); specialize = {}'s {} threads "
+                        "are capped at {} registers each: use BN <= {}",
+                        c.BN, c.BN / 2, c.specialize, threads, cap, (cap - 30) / 64 * 128));
   }
   if (c.specialize == 1) // one producer warpgroup (TMA issue only: few registers), the rest run the wgmmas
     k->roles({{"loads", 1, loadsRegs, true}, {"mma", consumers, mmaRegs}});

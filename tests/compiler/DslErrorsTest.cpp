@@ -65,6 +65,13 @@ TEST_CASE("bad GEMM configs are rejected naming the field", "[dsl][errors]") {
   CHECK_THAT(gemmError("M=128,N=64,K=64,specialize=1,loads_regs=32,mma_regs=240"),
              ContainsSubstring("exceed the block's 64512 registers (168 a thread x 384 threads)"));
   CHECK_NOTHROW(buildGemm(parseGemmConfig("M=128,N=64,K=64,specialize=1,loads_regs=24,mma_regs=240")));
+  // specialize = 2 runs 512 threads under a 128-register cap: a 64 x 256 accumulator (128 registers) does
+  // not assemble (ptxas C7602), BN = 128 does.
+  CHECK_THAT(gemmError("M=4096,N=4096,K=4096,specialize=2"),
+             ContainsSubstring("BN = 256 needs 128 accumulator registers a thread") &&
+                 ContainsSubstring("specialize = 2's 512 threads are capped at 128 registers each: use BN <= 128"));
+  CHECK_NOTHROW(buildGemm(parseGemmConfig("M=4096,N=4096,K=4096,BN=128,specialize=2")));
+  CHECK_NOTHROW(buildGemm(parseGemmConfig("M=4096,N=4096,K=4096,specialize=1")));
 }
 
 TEST_CASE("bad GEMM settings are rejected naming the setting", "[dsl][errors]") {
