@@ -155,13 +155,17 @@ int main(int argc, char **argv) {
       bool ok = r.pass;
       failures += !ok;
       ++runs;
+      // The state kernel's value tile for this call: a split runs its main pass over all segments at once.
+      const int64_t mainRuns = p.varlen() ? (r.varlenSegments ? r.varlenSegments : p.numSequences())
+                                          : p.numSequences() * fwd.segmentsPerSequence(p.B, p.T);
+      const int64_t tile = fwd.forwardTile(mainRuns);
       fmt::print("gdn (H={}, HV={}, K={}, V={}) {}: rel_l2 o {:.2e}, final state {:.2e} vs {} reference, unwritten {}"
                  "{} seed={} -> {}\n",
                  p.H, p.HV, p.K, p.V, c.cu.empty() ? fmt::format("{}x{}", c.B, c.T) : fmt::format("varlen {}", c.T),
                  r.errO, r.errState, c.cpu ? "CPU float64" : "GPU float64", r.unwritten,
                  r.ms > 0 ? fmt::format(", {:.3f} ms a call ({:.3f} ms as a CUDA graph replay, {}; BV = {}{})", r.ms,
                                         r.graphMs, r.graphIdentical ? "same bits" : "DIFFERENT bits",
-                                        fwd.forwardTile(p.numSequences()),
+                                        tile,
                                         p.varlen() || fwd.segmentsPerSequence(p.B, p.T) == 1
                                             ? std::string()
                                             : fmt::format(", split {} ways{}", fwd.segmentsPerSequence(p.B, p.T),
@@ -191,7 +195,7 @@ int main(int argc, char **argv) {
       row.set("rel_l2", err);
       row.set("pass", ok);
       row.set("workspace_bytes", static_cast<int64_t>(r.workspaceBytes)); // memory linear in T (issue 5)
-      row.set("forward_bv", fwd.forwardTile(p.numSequences())); // the planner's value tile for this call
+      row.set("forward_bv", tile); // the planner's value tile for this call's main run
       if (!p.varlen()) // segments a sequence when the context split runs (1: not split)
         row.set("segments", fwd.segmentsPerSequence(p.B, p.T));
       if (!p.varlen() && fwd.segmentsPerSequence(p.B, p.T) > 1)

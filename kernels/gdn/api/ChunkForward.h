@@ -67,8 +67,6 @@ struct ChunkForwardShape {
   bool stateVFirst = false; // states stored [V][K] per head
   // Chunks and value heads a block of gdn_chunk_inverse takes; 0: its manifest's config says (else 1).
   int64_t inverseChunks = 0, inverseHeads = 0;
-  // q and k L2-normalised in the kernels (else: its manifest's config says, for qlac-compiled folders).
-  bool l2norm = false;
 };
 
 /// The kernels: manifest + cubin each.
@@ -107,8 +105,9 @@ public:
   static ChunkForward fromDirectory(const std::filesystem::path &dir, ChunkForwardShape shape);
 
   const ChunkForwardShape &shape() const { return shape_; }
-  /// The value tile (BV) of the state kernel a call over `sequences` sequences runs with (against the
-  /// call's SM count when its split policy gives one, else the device's).
+  /// The value tile (BV) of the state kernel a call over `sequences` sequences runs with, judged against
+  /// the SM count of the call's split policy when one is given (SplitPolicy::sms, 132 unless set, like
+  /// the planner's), else the device's.
   int64_t forwardTile(int64_t sequences, const SplitPolicy *call = nullptr) const;
   /// Segments a fixed-length call of `sequences` x `tokensEach` tokens is cut into (1 each: no split).
   /// Splits only with the split kernels loaded, K = V, states [K][V], built with initial and final state.

@@ -75,7 +75,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   auto zeros = [&](int64_t rows, int64_t cols) { return k->fill({rows, cols}, DType::f32, 0.0); };
 
   // Pipelined copies read whole chunks: past the sequence end they read the next sequence (or zeros
-  // past the tensor's end), which the masks below keep out of this sequence's results.
+  // past the tensor's end: TMA), which the masks below keep out of this sequence's results. (The L2 norm's
+  // register loads of q and k keep their bounds: keyTile.)
   auto bounded = [&](std::vector<Index> bounds) { return c.stages > 1 ? std::vector<Index>{} : bounds; };
   // A scan (qla.scan: Hᵀ ↦ Hᵀ·M_c + U_c, v the input term), so that qla-context-split can make the
   // context split's runs from this kernel.
@@ -92,15 +93,26 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       gRowOut = gRow;
     // The chunk's summed log-gate: how fast the state's past fades (declared for the context split).
     Scalar gLast = k->scanDecay(k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv}));
-    Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, bounded({eos, c.H * K}), c.l2normQK);
-    Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, bounded({eos, c.H * K}), c.l2normQK);
+    Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK, c.stages > 1);
+    Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK, c.stages > 1);
     Tile ag = k->copy(aIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
     Tile p = k->copy(aqkIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
     Tile vc = k->copy(v, {t0, vcol}, {C, BV}, bounded({eos, c.HV * V}));
     Tile cols = k->iota({BV, C}, 1); // (untagged: qla-assign-roles gives it to its reader, the state)
     Scalar valid = k->scalar(eos - t0); // tokens of this chunk inside the sequence
-    auto gCols = [&] { return k->broadcast(gRow, {BV, C}, {0, 1}); };
-    auto gColsOut = [&] { return k->broadcast(gRowOut, {BV, C}, {0, 1}); };
+    // The gate factors once a chunk, per column (64 exponentials, not one per element of each tile that
+    // uses them): exp(G_j), and exp(G_last − G_j) for the state update.
+    auto expRow = [&](const Tile &g) { return k->map({g}, DType::f32, [](const Scalars &e) { return exp(e[0]); }); };
+    Tile eRow, dRow, eRowOut;
+    in("state", [&] {
+      eRow = expRow(gRow);
+      dRow = k->map({gRow}, DType::f32, [&](const Scalars &e) { return exp(gLast - e[0]); });
+    });
+    if (c.roles)
+      k->inRole("output", [&] { eRowOut = expRow(gRowOut); });
+    else
+      eRowOut = eRow;
+    auto columns = [&](const Tile &row) { return k->broadcast(row, {BV, C}, {0, 1}); };
 
     // With `precise`, Xᵀ ∘ exp(G)ᵀ and the state update's Vn (1), and H (2) enter the tensor cores as
     // bf16 hi + lo parts: their rounding was the largest error term at long sequences (interpreter,
@@ -125,12 +137,12 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     in("output", [&] { qhT = product(hHi, hLo, qc, zeros(BV, C), {.b = true}); });
     in("state", [&] {
       uT = k->gemm(vc, ag, zeros(BV, C), {.a = true, .b = true});
-      Tile xe = k->map({xT, gCols()}, DType::f32, [](const Scalars &e) { return -(exp(e[1]) * e[0]); });
+      Tile xe = k->map({xT, columns(eRow)}, DType::f32, [](const Scalars &e) { return -(e[1] * e[0]); });
       Tile xeHi = toBf16(xe);
       vnT = product(xeHi, c.precise >= 1 ? std::optional<Tile>(loPart(xe, xeHi)) : std::nullopt, ag, uT, {.b = true});
       Tile decayed = k->map({Ht}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
-      Tile vdT = k->map({vnT, gCols(), cols}, DType::f32, [&](const Scalars &e) {
-        return select(e[2] < valid, e[0] * exp(gLast - e[1]), 0.0);
+      Tile vdT = k->map({vnT, columns(dRow), cols}, DType::f32, [&](const Scalars &e) {
+        return select(e[2] < valid, e[0] * e[1], 0.0);
       });
       Tile vdHi = toBf16(vdT);
       next = product(vdHi, c.precise >= 1 ? std::optional<Tile>(loPart(vdT, vdHi)) : std::nullopt, kc, decayed, {});
@@ -139,7 +151,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     });
     in("output", [&] {
       // Vnᵀ·aqkᵀ accumulates onto the decayed Hᵀ·Qcᵀ (one accumulator fewer).
-      Tile qhDecayed = k->map({qhT, gColsOut()}, DType::f32, [](const Scalars &e) { return exp(e[1]) * e[0]; });
+      Tile qhDecayed = k->map({qhT, columns(eRowOut)}, DType::f32, [](const Scalars &e) { return e[1] * e[0]; });
       Tile oT = k->gemm(c.roles ? vnHi : toBf16(vnT), p, qhDecayed, {.b = true});
       Tile outT = k->map({oT}, DType::bf16, [&](const Scalars &e) { return (scale * e[0]).to(DType::bf16); });
       k->storeTransposed(outT, o, {t0, vcol}, {eos, c.HV * V});

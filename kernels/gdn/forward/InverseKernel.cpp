@@ -100,17 +100,16 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   Index hvFirst = k->blockId(0) * c.inverseHeads, n = k->blockId(1), h = hvFirst / (c.HV / c.H);
   Index bos = k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
   Index first = k->blockId(2) * c.inverseChunks;
-  // Pipelined copies read whole chunks: past the sequence end they read the next sequence (or zeros
-  // past the tensor's end); the masks below keep those rows out of this sequence's results.
-  auto bounded = [&](std::vector<Index> bounds) { return c.inverseStages > 1 ? std::vector<Index>{} : bounds; };
+  // Pipelined copies (inverse_stages >= 2, keyTile) read whole chunks: past the sequence end they read
+  // the next sequence (or zeros past the tensor's end); the masks below keep those rows out.
   // Blocks past the sequence's last chunk run no iteration (the grid's z extent is an upper bound).
   Index last = k->min(first + c.inverseChunks, (eos - bos + (C - 1)) / C);
   k->loop(first, last, 1, c.inverseStages, {}, [&](Index chunk, const Tiles &) {
     Index t0 = bos + chunk * C;
     // q and k once for the block's value heads (they share the key head); Kc Kcᵀ and Qc Kcᵀ are made
     // again for each head (held across the heads, their 64 registers would spill).
-    Tile qc = keyTile(*k, q, {t0, h * c.K}, {C, c.K}, bounded({eos, c.H * c.K}), c.l2normQK);
-    Tile kc = keyTile(*k, keys, {t0, h * c.K}, {C, c.K}, bounded({eos, c.H * c.K}), c.l2normQK);
+    Tile qc = keyTile(*k, q, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK, c.inverseStages > 1);
+    Tile kc = keyTile(*k, keys, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK, c.inverseStages > 1);
     headLoop(*k, c.inverseHeads, [&](Index j) {
     Index hv = hvFirst + j;
     Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});

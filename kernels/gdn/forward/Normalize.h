@@ -7,8 +7,10 @@
 namespace qla::gdn {
 
 /// A [rows, cols] box of `t` in shared memory; with l2norm, each row x becomes x·rsqrt(Σx² + 1e-6).
+/// `pipelined`: the plain copy goes without bounds (a TMA ring reads whole chunks, zeros past the
+/// tensor's end); the L2 norm's register load keeps them (it would read past the tensor otherwise).
 dsl::Tile keyTile(dsl::Kernel &k, const dsl::Tensor &t, std::vector<dsl::Index> offsets,
-                  std::vector<int64_t> shape, std::vector<dsl::Index> bounds, bool l2norm);
+                  std::vector<int64_t> shape, std::vector<dsl::Index> bounds, bool l2norm, bool pipelined);
 
 } // namespace qla::gdn
 

@@ -103,3 +103,17 @@ func.func @accumulator_on_half_the_block(%A: !qla.tensor<256x128xbf16>) attribut
   %t = qla.copy %A[%c0, %c0] : !qla.tensor<256x128xbf16> -> !qla.tile<64x128xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>
   return
 }
+
+// -----
+
+// A gemm's accumulator must be spread like wgmma's over every warpgroup that runs it: 64 rows on 256
+// threads cannot be (qla-assign-layouts gives such a tile the round-robin layout).
+func.func @gemm_accumulator_round_robin(%A: !qla.tensor<256x64xbf16>) attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] {qla.smem_offset = 0 : i64} : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %z = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.strided<threads = 256>>
+  // expected-error @+2 {{'qla.gemm' op needs an accumulator spread like wgmma's over all the warpgroups that run it, got '!qla.tile<64x64xf32, frag, #qla.strided<threads = 256>>': its rows must be a multiple of 64 per warpgroup (qla-assign-layouts)}}
+  // expected-error @+1 {{failed to legalize operation 'qla.gemm' that was explicitly marked illegal}}
+  %r = qla.gemm %a, %a, %z {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.strided<threads = 256>> -> !qla.tile<64x64xf32, frag, #qla.strided<threads = 256>>
+  return
+}

@@ -1,8 +1,7 @@
 // RUN: qla-opt %s -qla-assign-layouts -split-input-file -verify-diagnostics | FileCheck %s
 
-// Fragments: 2-D with rows a multiple of 64 and 8..256 columns get the wgmma accumulator layout over as
-// many of the kernel's warpgroups as divide their rows in blocks of 64; others are spread round-robin
-// (#qla.strided). Shared tiles: stored K-major for the gemms that read them (transposed when a gemm
+// Fragments: 2-D with 8..256 columns and rows a multiple of 64 per warpgroup get the wgmma accumulator
+// layout over all of the kernel's (or role's) warpgroups; others are spread round-robin (#qla.strided). Shared tiles: stored K-major for the gemms that read them (transposed when a gemm
 // needs it), with the swizzle of their stored row: 32, 64, or 128 for a multiple of 128 bytes, else 0.
 
 // CHECK-LABEL: func.func @swizzles(

@@ -76,7 +76,9 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     TileType at = op.getA().getType(), bt = op.getB().getType(), acct = op.getAcc().getType();
     auto acc = accLayout(acct);
     if (!acc)
-      return rw.notifyMatchFailure(op, "accumulator has no wgmma_acc layout");
+      return op.emitOpError() << "needs an accumulator spread like wgmma's over all the warpgroups that run it, "
+                                 "got "
+                              << acct << ": its rows must be a multiple of 64 per warpgroup (qla-assign-layouts)";
     // A from registers: a 16-bit fragment spread like the accumulator (its rows, K columns).
     std::optional<AccLayout> regA = at.isFragment() ? accLayout(at) : std::nullopt;
     if (at.isFragment() && (!regA || regA->warpgroups != acc->warpgroups || regA->rows != acc->rows))

@@ -110,12 +110,13 @@ def QlaOverlapGemms : Pass<"qla-overlap-gemms", "::mlir::ModuleOp"> {
 def QlaAssignLayouts : Pass<"qla-assign-layouts", "::mlir::ModuleOp"> {
   let summary = "Choose register-fragment distributions and shared-memory layouts";
   let description = [{
-    A 2-D fragment with rows a multiple of 64 and 8 to 256 columns is distributed like wgmma
-    accumulators over the kernel's warpgroups; any other fragment round-robin over the threads
-    (#qla.strided). A shared tile is stored K-major for the gemms that read it: as is, or transposed
-    (#qla.swizzle<bytes, transposed = true>), with the swizzle its stored rows allow (32, 64 or
-    128-byte column blocks); a tile that gemms need both ways is produced twice. A gemm's
-    register-fragment A is written to shared memory first (qla.share).
+    A 2-D fragment with 8 to 256 columns and rows a multiple of 64 per warpgroup is distributed like
+    wgmma accumulators over all the warpgroups that run it (the role's, else the kernel's); any other
+    fragment round-robin over the threads (#qla.strided). A shared tile is stored K-major for the gemms
+    that read it: as is, or transposed (#qla.swizzle<bytes, transposed = true>), with the swizzle its
+    stored rows allow (32, 64 or 128-byte column blocks); a tile that gemms need both ways is produced
+    twice. A gemm's register-fragment A stays in registers when it is 16-bit and spread like the
+    accumulator, else it is written to shared memory first (qla.share).
   }];
 }
 
