@@ -184,6 +184,12 @@ TEST_CASE("exact context split of one sequence (segment ends, transitions, corre
   CHECK(dState <= 1e-4);
   CHECK(dO <= 1e-3);
   CHECK(relL2(split.o, ref.o) <= 5e-3);
+  // At the shipped default precision the split stands against float64 on its own, exact and truncated.
+  for (double threshold : {kExact, -10.0}) {
+    GdnOutputs shipped = interpretGdnForwardSplit(p, in, 128, threshold);
+    CHECK(relL2(shipped.o, ref.o) <= 5e-3);
+    CHECK(relL2(shipped.finalState, ref.finalState) <= 5e-3);
+  }
   // A split that dropped the correction (every segment from zero) would be far off: the check can fail.
   GdnInputs noCarry = in;
   GdnProblem segments = p;

@@ -6,9 +6,10 @@
 //                                      Vc, bf16, enters the tensor cores exactly from shared memory)
 //   Oᵀ  = scale·[(Hᵀ·Qcᵀ) ∘ exp(G)ᵀ + Vnᵀ·aqkᵀ]   (aqk = (Qc Kcᵀ) ∘ Γ, lower-inclusive)
 //   Hᵀ ← exp(G_last)·Hᵀ + (Vnᵀ ∘ exp(G_last − G)ᵀ)·Kc
-// Columns past the sequence end load as zero (a and aqk are zero there), exp(G_last − G) is masked to
-// them (there G is 0, and exp(G_last − 0) can overflow: inf · 0 would poison H), so they add nothing
-// to H; they are not stored.
+// Columns past the sequence end hold zeros (stages = 1: bounded copies) or the next sequence's tokens
+// (stages >= 2: whole chunks through TMA rings); Vnᵀ ∘ exp(G_last − G)ᵀ is masked to zero there (the
+// gate row loads 0 past the end, and with positive log-gates exp(G_last − 0) could overflow: inf · 0
+// would poison H), so they add nothing to H; they are not stored.
 #include "gdn/forward/GdnForward.h"
 #include "gdn/forward/Normalize.h"
 

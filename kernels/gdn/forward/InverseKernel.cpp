@@ -57,7 +57,7 @@ Tile invertOnTensorCores(dsl::Kernel &k, const Tile &n, const Tile &rows, const 
       return out.to(DType::bf16);
     })));
   for (int level = 0; level < 2; ++level) {
-    // (X_s·N_s)·X_s: each register operand dies at its product, the shared ones are read once more.
+    // (X_s·N_s)·X_s: each register operand dies at its product; X_s is shared once for its second use.
     Tile xs = k.share(hi(x));
     Tile u = product(x, nsShared[level]); // X_s·N_s
     Tile xt = product(u, xs);          // X_s·N_s·X_s

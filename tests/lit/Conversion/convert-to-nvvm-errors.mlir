@@ -112,7 +112,7 @@ func.func @gemm_accumulator_round_robin(%A: !qla.tensor<256x64xbf16>) attributes
   %c0 = arith.constant 0 : index
   %a = qla.copy %A[%c0, %c0] {qla.smem_offset = 0 : i64} : !qla.tensor<256x64xbf16> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
   %z = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.strided<threads = 256>>
-  // expected-error @+2 {{'qla.gemm' op needs an accumulator spread like wgmma's over all the warpgroups that run it, got '!qla.tile<64x64xf32, frag, #qla.strided<threads = 256>>': its rows must be a multiple of 64 per warpgroup (qla-assign-layouts)}}
+  // expected-error @+2 {{'qla.gemm' op needs an accumulator spread like wgmma's over all the warpgroups that run it, got '!qla.tile<64x64xf32, frag, #qla.strided<threads = 256>>': 8 to 256 columns and rows a multiple of 64 per warpgroup (qla-assign-layouts)}}
   // expected-error @+1 {{failed to legalize operation 'qla.gemm' that was explicitly marked illegal}}
   %r = qla.gemm %a, %a, %z {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.strided<threads = 256>> -> !qla.tile<64x64xf32, frag, #qla.strided<threads = 256>>
   return

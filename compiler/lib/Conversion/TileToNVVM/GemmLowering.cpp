@@ -78,7 +78,8 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     if (!acc)
       return op.emitOpError() << "needs an accumulator spread like wgmma's over all the warpgroups that run it, "
                                  "got "
-                              << acct << ": its rows must be a multiple of 64 per warpgroup (qla-assign-layouts)";
+                              << acct
+                              << ": 8 to 256 columns and rows a multiple of 64 per warpgroup (qla-assign-layouts)";
     // A from registers: a 16-bit fragment spread like the accumulator (its rows, K columns).
     std::optional<AccLayout> regA = at.isFragment() ? accLayout(at) : std::nullopt;
     if (at.isFragment() && (!regA || regA->warpgroups != acc->warpgroups || regA->rows != acc->rows))
