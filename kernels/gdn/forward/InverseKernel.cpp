@@ -118,8 +118,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     Tile qk = k->gemm(qc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
     Tile rows = k->iota({C, C}, 0), cols = k->iota({C, C}, 1);
     Scalar valid = k->scalar(eos - t0); // rows of this chunk inside the sequence
-    // Γ is made twice, at each use, so that neither it nor Qc Kcᵀ is live across the inverse
-    // (fewer registers, more blocks an SM: the inverse is latency-bound).
+    // Γ is written at each use; `cse` merges the two identical maps (one set of 32 exponentials a thread
+    // in the PTX), so Γ is live across the inverse, within the 168-register cap without spills.
     auto gamma = [&] {
       return k->map({k->broadcast(g, {C, C}, {0, 1}), k->broadcast(g, {C, C}, {1, 0}), rows, cols}, DType::f32,
                     [&](const Scalars &e) { return select(e[2] >= e[3] && e[2] < valid, exp(e[0] - e[1]), 0.0); });
