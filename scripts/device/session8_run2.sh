@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (As run in run 38. --split-unverified was removed after it — builds with L2 norm split like any — so drop it to rerun.)
 # Session 8, second device run: where the L2-norm build's NaN under the context split comes from (run 1:
 # l2 and gated split NaN, gk/plain split PASS, every unsplit case PASS; the CPU execution of the same
 # calls, wide kernel included, passes). Cases on l2 (H=2,HV=4,K=V=128,l2norm=1):
