@@ -270,7 +270,7 @@ TEST_CASE("the decays run qla-context-split makes from gdn_chunk_forward's scan 
   HostTensor totals{{S * HV * slots, 1}, std::vector<double>(S * HV * slots, 0.0)};
   GdnForwardConfig withTotals = c;
   withTotals.chunkTotals = true;
-  buildGdnCumsum(withTotals)->interpret({&segCu, &g, &gcum, &totals}, {HV, S, slots});
+  buildGdnCumsum(withTotals)->interpret({&segCu, &g, &gcum, &totals}, {0, S, slots});
   auto zeros = [](std::vector<int64_t> shape) {
     return HostTensor{shape, std::vector<double>(shape[0] * (shape.size() > 1 ? shape[1] : 1), 0.0)};
   };

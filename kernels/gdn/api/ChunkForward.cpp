@@ -489,7 +489,7 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     cumsum.push_back(t.dtBias);
     cumsum.push_back(beta);
   }
-  launch("gdn_cumsum", images_.manifests[1], loaded_[1], cumsum, stream, {hv, n, chunks});
+  launch("gdn_cumsum", images_.manifests[1], loaded_[1], cumsum, stream, {0, n, chunks}); // x: its build's
   launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], {cu, q, k, gcum, beta, a, aqk}, stream,
          {hv / static_cast<uint32_t>(inverseHeads_), n, inverseGridZ(chunks)});
   std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum, a, aqk,
@@ -570,7 +570,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
     cumsum.push_back(beta);
   }
   cumsum.push_back(totals);
-  launch(names[4], images_.splitManifests[4], split_[4], cumsum, stream, {hv, segs, chunks});
+  launch(names[4], images_.splitManifests[4], split_[4], cumsum, stream, {0, segs, chunks}); // x: its build's
   launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], {segCu, q, k, gcum, beta, a, aqk}, stream,
          {hv / u32(inverseHeads_), segs, inverseGridZ(chunks)});
   launch(names[5], images_.splitManifests[5], split_[5], {first, segCu, totals, threshold, endRuns, transitionRuns}, stream,

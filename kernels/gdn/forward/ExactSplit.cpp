@@ -72,10 +72,11 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
   if (c.gateInKernel) {
     HostTensor ga = hostOf(in.a, {T, HV}), gb = hostOf(in.b, {T, HV});
     HostTensor aLog = hostOf(in.aLog, {HV}), dtBias = hostOf(in.dtBias, {HV});
-    buildGdnCumsum(withTotals)->interpret({&segCu, &ga, &gcum, &gb, &aLog, &dtBias, &beta, &totals}, chunkGrid);
+    buildGdnCumsum(withTotals)->interpret({&segCu, &ga, &gcum, &gb, &aLog, &dtBias, &beta, &totals},
+                                          {0, S, slots});
   } else {
     HostTensor g = hostOf(in.g, {T, HV});
-    buildGdnCumsum(withTotals)->interpret({&segCu, &g, &gcum, &totals}, chunkGrid);
+    buildGdnCumsum(withTotals)->interpret({&segCu, &g, &gcum, &totals}, {0, S, slots});
   }
   buildGdnChunkInverse(c)->interpret({&segCu, &q, &k, &gcum, &beta, &a, &aqk}, chunkGrid);
   // How many of each segment's last chunks its end run and its transition run take (a warm-up window,

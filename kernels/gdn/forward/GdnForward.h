@@ -1,5 +1,6 @@
 // The Gated DeltaNet chunked-prefill forward (GDN.md §2, "the faster algebra") as DSL programs:
-//   gdn_cumsum         chunk-local cumsum of g (optionally the gate computed in-kernel: g and β)
+//   gdn_cumsum         chunk-local cumsum of g (optionally the gate computed in-kernel: g and β),
+//                      grid (HV / cumsumHeads, N, chunks of the longest sequence)
 //   gdn_chunk_inverse  per chunk: A₀ = (I + StrictLower(diag(β) Kc Kcᵀ))⁻¹ (gate-free), then
 //                      a = Γ ∘ A₀ ∘ β_col and aqk = (Qc Kcᵀ) ∘ Γ (lower-inclusive), both bf16
 //                      (both: grid (HV, N, chunks of the longest sequence), one chunk a block)
@@ -92,6 +93,8 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig config, const std::string &set
 
 std::unique_ptr<dsl::Kernel> buildGdnOffsets(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c);
+/// Value heads one gdn_cumsum block takes (its grid's x is HV over that).
+int64_t cumsumHeads(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c);
 /// The exact context split's correction scan over each sequence's segments (docs/context-split.md).

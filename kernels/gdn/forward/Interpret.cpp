@@ -68,10 +68,10 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
   if (c.gateInKernel) {
     HostTensor a = packed(in.a, {T, p.HV}), b = packed(in.b, {T, p.HV});
     HostTensor aLog = packed(in.aLog, {p.HV}), dtBias = packed(in.dtBias, {p.HV});
-    kernels.cumsum->interpret({&cu, &a, &gcum, &b, &aLog, &dtBias, &beta}, grid);
+    kernels.cumsum->interpret({&cu, &a, &gcum, &b, &aLog, &dtBias, &beta}, {0, grid[1], grid[2]});
   } else {
     HostTensor g = packed(in.g, {T, p.HV});
-    kernels.cumsum->interpret({&cu, &g, &gcum}, grid);
+    kernels.cumsum->interpret({&cu, &g, &gcum}, {0, grid[1], grid[2]});
   }
   kernels.inverse->interpret({&cu, &q, &k, &gcum, &beta, &aGated, &aqk},
                              {grid[0] / c.inverseHeads, grid[1], (grid[2] + c.inverseChunks - 1) / c.inverseChunks});
