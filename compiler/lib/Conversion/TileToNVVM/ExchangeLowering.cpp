@@ -130,14 +130,64 @@ struct ReduceLowering : ExchangePattern<ReduceOp> {
   }
 };
 
+/// Inclusive scan, in place, of every line along `dim` of the row-major tile at `base`: one thread a line
+/// (the lines spread over `threads` in turn), the line's elements loaded ahead of its chain of adds.
+/// Element i is ((x_0 + x_1) + …) + x_i, the interpreter's order.
+void scanLines(OpBuilder &b, Location loc, Value base, TileType type, int64_t dim, Value tid, int64_t threads) {
+  ArrayRef<int64_t> shape = type.getShape();
+  Type elt = type.getElementType();
+  int64_t len = shape[dim], inner = 1;
+  for (size_t d = dim + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  int64_t lines = type.getNumElements() / len;
+  auto c32 = [&](OpBuilder &f, Location l, int64_t v) { return i32Const(f, l, v); };
+  for (int64_t round = 0; round * threads < lines; ++round) {
+    Value line = b.create<arith::AddIOp>(loc, tid, c32(b, loc, round * threads));
+    Value exists = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, line, c32(b, loc, lines));
+    guarded(b, loc, exists, Type(), [&](OpBuilder &g, Location l) -> Value {
+      // Line (outer, j): its elements at outer·len·inner + j + i·inner.
+      Value outer = g.create<arith::DivUIOp>(l, line, c32(g, l, inner));
+      Value j = g.create<arith::RemUIOp>(l, line, c32(g, l, inner));
+      Value start = g.create<arith::AddIOp>(l, g.create<arith::MulIOp>(l, outer, c32(g, l, len * inner)), j);
+      auto at = [&](OpBuilder &f, Location fl, Value i) {
+        return scratchPtr(f, fl, base, f.create<arith::AddIOp>(fl, start, f.create<arith::MulIOp>(fl, i, c32(f, fl, inner))),
+                          elt);
+      };
+      constexpr int64_t kUnrolled = 128; // longer lines run as a loop
+      if (len <= kUnrolled) {
+        SmallVector<Value> x;
+        for (int64_t i = 0; i < len; ++i)
+          x.push_back(g.create<LLVM::LoadOp>(l, elt, at(g, l, c32(g, l, i))));
+        Value acc = x[0];
+        for (int64_t i = 1; i < len; ++i) {
+          acc = g.create<arith::AddFOp>(l, acc, x[i]);
+          g.create<LLVM::StoreOp>(l, acc, at(g, l, c32(g, l, i)));
+        }
+      } else {
+        Value first = g.create<LLVM::LoadOp>(l, elt, at(g, l, c32(g, l, 0)));
+        g.create<scf::ForOp>(l, c32(g, l, 1), c32(g, l, len), c32(g, l, 1), ValueRange{first},
+                             [&](OpBuilder &f, Location fl, Value i, ValueRange acc) {
+                               Value sum = f.create<arith::AddFOp>(fl, acc[0], f.create<LLVM::LoadOp>(fl, elt, at(f, fl, i)));
+                               f.create<LLVM::StoreOp>(fl, sum, at(f, fl, i));
+                               f.create<scf::YieldOp>(fl, sum);
+                             });
+      }
+      return {};
+    });
+  }
+  blockBarrier(b, loc);
+}
+
 struct CumsumLowering : ExchangePattern<CumsumOp> {
   using ExchangePattern::ExchangePattern;
   Value lower(CumsumOp op, OpBuilder &b, Location loc, Value base, TileType in, TileType, Type vt,
               Value tid) const override {
-    int64_t dim = op.getDim();
+    // The threads the fragment is spread over are the kernel's (qla-assign-layouts).
+    FragLayout layout = *fragLayout(in);
+    scanLines(b, loc, base, in, op.getDim(), tid, layout.acc ? layout.acc->warpgroups * 128 : layout.threads);
     return gather(b, loc, in, vt, tid, [&](OpBuilder &g, Location l, ArrayRef<Value> c) -> Value {
-      Value count = g.create<arith::AddIOp>(l, c[dim], i32Const(g, l, 1));
-      return foldLine(g, l, base, in, SmallVector<Value>(c.begin(), c.end()), dim, count, false);
+      return g.create<LLVM::LoadOp>(l, in.getElementType(),
+                                    scratchPtr(g, l, base, linearIndex(g, l, in.getShape(), c), in.getElementType()));
     });
   }
 };
