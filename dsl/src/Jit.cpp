@@ -5,6 +5,8 @@
 #include "qla/runtime/Nvjitlink.h"
 #include "qla/runtime/Sha256.h"
 
+#include "CompilerHash.h" // generated
+
 #include <cuda.h>
 
 #include <chrono>
@@ -13,7 +15,9 @@
 namespace qla::dsl {
 
 namespace {
-constexpr const char *kCompilerVersion = "qla-0.1.0";
+// The hash of the compiler's sources (cmake/CompilerHash.cmake): the tile IR's hash in the key cannot see
+// a change to a pass or a lowering.
+constexpr const char *kCompilerVersion = "qla-0.1.0-" QLA_COMPILER_HASH;
 } // namespace
 
 std::string cacheVersionTag() { return std::string(kCompilerVersion) + "+sm_90a"; }

@@ -13,12 +13,19 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <regex>
 #include <vector>
 #include <fstream>
 #include <string>
 
 using qla::kernels::buildGemm;
 using qla::kernels::parseGemmConfig;
+
+TEST_CASE("the cache's version names the compiler's sources", "[jit][cache]") {
+  // A changed pass or lowering (invisible to the tile IR's hash) must not be served code compiled before
+  // it: the version carries a hash of the compiler's and the DSL's sources (cmake/CompilerHash.cmake).
+  CHECK(std::regex_match(qla::dsl::cacheVersionTag(), std::regex(R"(qla-0\.1\.0-[0-9a-f]{16}\+sm_90a)")));
+}
 
 TEST_CASE("buildKernel compiles once, then hits the disk cache", "[jit][cache]") {
   qla::test::TempDir tmp;

@@ -124,6 +124,19 @@ TEST_CASE("gdn_offsets writes 0, T, 2T, ... on the interpreter", "[gdn][interpre
   CHECK(cu.data == std::vector<double>{0, 50, 100, 150});
 }
 
+TEST_CASE("gdn_cumsum's grid takes gcd(HV, 32) heads a block, one with the split's chunk totals", "[gdn]") {
+  // ChunkForward launches it with x = 0 (the build's own grid): the manifest must carry it.
+  auto gridX = [](const std::string &settings) {
+    qla::Json m = qla::Json::parse(buildGdnCumsum(parseGdnForwardConfig(settings))->compile().manifestJson);
+    return m.at("grid").asArray().at(0).asInt();
+  };
+  CHECK(gridX("H=16,HV=32") == 1);
+  CHECK(gridX("H=16,HV=64") == 2);
+  CHECK(gridX("H=16,HV=48") == 3);
+  CHECK(gridX("H=2,HV=8,gate_in_kernel=1") == 1);
+  CHECK(gridX("H=16,HV=32,chunk_totals=1") == 32);
+}
+
 TEST_CASE("the (16, 32), K = V = 128 forward set compiles cold, its kernels side by side", "[gdn][compile-time]") {
   // A fresh cache directory, so nothing is loaded: DSL -> tile IR -> passes -> PTX -> cubin for every kernel:
   // the four of a call, then with the planner's (the wide state kernel and the context split's six).

@@ -1,13 +1,16 @@
 // RUN: qla-opt %s -qla-convert-to-nvvm | FileCheck %s
 
 // A 64x32 cumsum along rows over 128 threads: the input goes to scratch (barrier, stores, barrier);
-// one thread a column (tid < 32) scans its line in place — all 64 loads first, then 63 adds, each sum
+// one thread a column (tid < 32, and within the fragment's 128) scans its line in place — all 64 loads first, then 63 adds, each sum
 // stored — a barrier, and every thread reads its results back. No loops: the line is unrolled.
 // CHECK-LABEL: func.func @columns(
 // CHECK-COUNT-2: nvvm.barrier0
 // CHECK: %[[LINES:.*]] = arith.constant 32 : i32
-// CHECK: arith.cmpi ult, %{{.*}}, %[[LINES]] : i32
-// CHECK-NEXT: scf.if
+// CHECK: %[[ISLINE:.*]] = arith.cmpi ult, %{{.*}}, %[[LINES]] : i32
+// CHECK: %[[THREADS:.*]] = arith.constant 128 : i32
+// CHECK-NEXT: %[[MINE:.*]] = arith.cmpi ult, %{{.*}}, %[[THREADS]] : i32
+// CHECK-NEXT: %[[BOTH:.*]] = arith.andi %[[ISLINE]], %[[MINE]] : i1
+// CHECK-NEXT: scf.if %[[BOTH]]
 // CHECK-COUNT-64: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK-NOT: llvm.load
 // CHECK-COUNT-63: llvm.store %{{.*}} : f32, !llvm.ptr<3>

@@ -132,7 +132,8 @@ struct ReduceLowering : ExchangePattern<ReduceOp> {
 
 /// Inclusive scan, in place, of every line along `dim` of the row-major tile at `base`: one thread a line
 /// (the lines spread over `threads` in turn), the line's elements loaded ahead of its chain of adds.
-/// Element i is ((x_0 + x_1) + …) + x_i, the interpreter's order.
+/// Element i is ((x_0 + x_1) + …) + x_i, each partial sum rounded to the element type (the interpreter
+/// adds in the same order, in double, and rounds each result).
 void scanLines(OpBuilder &b, Location loc, Value base, TileType type, int64_t dim, Value tid, int64_t threads) {
   ArrayRef<int64_t> shape = type.getShape();
   Type elt = type.getElementType();
@@ -143,7 +144,10 @@ void scanLines(OpBuilder &b, Location loc, Value base, TileType type, int64_t di
   auto c32 = [&](OpBuilder &f, Location l, int64_t v) { return i32Const(f, l, v); };
   for (int64_t round = 0; round * threads < lines; ++round) {
     Value line = b.create<arith::AddIOp>(loc, tid, c32(b, loc, round * threads));
-    Value exists = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, line, c32(b, loc, lines));
+    // (tid < threads too: a thread past the fragment's would scan a line a second time, racing.)
+    Value exists = b.create<arith::AndIOp>(
+        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, line, c32(b, loc, lines)),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid, c32(b, loc, threads)));
     guarded(b, loc, exists, Type(), [&](OpBuilder &g, Location l) -> Value {
       // Line (outer, j): its elements at outer·len·inner + j + i·inner.
       Value outer = g.create<arith::DivUIOp>(l, line, c32(g, l, inner));
