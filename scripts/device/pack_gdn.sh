@@ -14,18 +14,18 @@ gdn() {
   for k in gdn_offsets gdn_cumsum gdn_chunk_inverse gdn_chunk_forward; do
     "$qlac" compile $k --set "$2,initial_state=1,final_state=1" -o "$pkg/gdn/$1/$k" >/dev/null
   done
-  # V a multiple of 128 and BV = 64: also the state kernel with BV = 128 and TMA rings, which the
-  # planner (ChunkForward) takes when its grid fills the GPU.
-  if [[ "$2" == *BV=64* && ! "$2" =~ (^|,)stages= && ( "$2" == *V=128* || "$2" == *V=256* ) ]]; then
+  # V a multiple of 128, BV = 64 and K <= 128: also the state kernel with BV = 128 and TMA rings, which
+  # the planner (ChunkForward) takes when its grid fills the GPU (as gdnForwardPackage).
+  if [[ "$2" == *BV=64* && ! "$2" =~ (^|,)stages= && ( "$2" == *V=128* || "$2" == *V=256* ) && "$2" != *K=256* ]]; then
     "$qlac" compile gdn_chunk_forward --set "${2/BV=64/BV=128},stages=2,initial_state=1,final_state=1" \
       -o "$pkg/gdn/$1/gdn_chunk_forward_wide" >/dev/null
   fi
-  # SPLIT=1: also the context split's kernels (for configs with K = V, states [K][V] and no roles;
+  # SPLIT=1: also the context split's kernels (for configs with K = V <= 128, states [K][V] and no roles;
   # docs/context-split.md), which ChunkForward runs when a fixed-length call leaves SMs idle.
   local kdim vdim
   kdim=$(grep -oE '(^|,)K=[0-9]+' <<<"$2" | grep -oE '[0-9]+' || echo 128)
   vdim=$(grep -oE '(^|,)V=[0-9]+' <<<"$2" | grep -oE '[0-9]+' || echo 128)
-  if [ -n "${SPLIT:-}" ] && [ "$kdim" = "$vdim" ] && [[ "$2" != *state_v_first=1* && "$2" != *roles=1* ]]; then
+  if [ -n "${SPLIT:-}" ] && [ "$kdim" = "$vdim" ] && [ "$kdim" -le 128 ] && [[ "$2" != *state_v_first=1* && "$2" != *roles=1* ]]; then
     "$qlac" compile gdn_split_offsets --set "$2" -o "$pkg/gdn/$1/gdn_split_offsets" >/dev/null
     "$qlac" compile gdn_split_correct --set "$2" -o "$pkg/gdn/$1/gdn_split_correct" >/dev/null
     "$qlac" compile gdn_split_windows --set "$2" -o "$pkg/gdn/$1/gdn_split_windows" >/dev/null

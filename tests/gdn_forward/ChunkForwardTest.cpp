@@ -124,6 +124,25 @@ TEST_CASE("gdn_offsets writes 0, T, 2T, ... on the interpreter", "[gdn][interpre
   CHECK(cu.data == std::vector<double>{0, 50, 100, 150});
 }
 
+TEST_CASE("the planner's kernel set at K = 256 has no wide state kernel nor split, and every kernel of it compiles",
+          "[gdn][api]") {
+  // The wide tile's TMA rings of q and k, and the split correction's 256x256 transitions, need 328 KB of
+  // shared memory at K = 256: those calls run the narrow state kernel, unsplit.
+  GdnForwardConfig c = parseGdnForwardConfig("H=2,HV=4,K=256,V=256,initial_state=1,final_state=1");
+  for (const GdnPackageKernel &k : gdnForwardPackage(c, /*plannerKernels=*/true)) {
+    CHECK(k.folder != ChunkForwardImages::kWideName);
+    CHECK(k.folder.rfind("gdn_split", 0) != 0);
+    CHECK(k.folder.find("_state") == std::string::npos);
+    INFO(k.folder);
+    CHECK_NOTHROW(buildGdnKernel(k.kernel, k.settings.empty() ? c : withGdnSettings(c, k.settings))->compile());
+  }
+  GdnForwardConfig k128 = parseGdnForwardConfig("H=2,HV=4,K=128,V=256,initial_state=1,final_state=1");
+  bool wide = false;
+  for (const GdnPackageKernel &k : gdnForwardPackage(k128, true))
+    wide = wide || k.folder == ChunkForwardImages::kWideName;
+  CHECK(wide);
+}
+
 TEST_CASE("gdn_cumsum's grid takes gcd(HV, 32) heads a block, one with the split's chunk totals", "[gdn]") {
   // ChunkForward launches it with x = 0 (the build's own grid): the manifest must carry it.
   auto gridX = [](const std::string &settings) {

@@ -22,9 +22,13 @@ std::vector<GdnPackageKernel> gdnForwardPackage(const GdnForwardConfig &c, bool 
     set.push_back({k, k, ""});
   if (!plannerKernels)
     return set;
-  if (c.BV == 64 && c.stages == 1 && c.V % 128 == 0 && !c.roles)
+  // The wide state kernel (BV = 128, TMA rings of two chunks): at K = 256 its rings of q and k do not fit
+  // in shared memory beside the exchanges' scratch (328 KB), so K = 256 runs the narrow one only.
+  if (c.BV == 64 && c.stages == 1 && c.V % 128 == 0 && c.K <= 128 && !c.roles)
     set.push_back({ChunkForwardImages::kWideName, "gdn_chunk_forward", "BV=128,stages=2"});
-  if (c.K == c.V && !c.stateVFirst && !c.roles && c.initialState && c.finalState) {
+  // The context split: K = V up to 128 (at 256 its correction's 256x256 transition tiles take 328 KB of
+  // shared memory; those calls run unsplit).
+  if (c.K == c.V && c.K <= 128 && !c.stateVFirst && !c.roles && c.initialState && c.finalState) {
     const auto &names = ChunkForwardImages::kSplitNames; // offsets, state, transition, correct, cumsum, windows
     set.push_back({names[0], "gdn_split_offsets", ""});
     set.push_back({names[1], "gdn_chunk_forward", "split_run=1"});
