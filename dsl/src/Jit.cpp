@@ -7,6 +7,8 @@
 
 #include "CompilerHash.h" // generated
 
+#include "llvm/Config/llvm-config.h"
+
 #include <cuda.h>
 
 #include <chrono>
@@ -25,9 +27,10 @@ std::string cacheVersionTag() { return std::string(kCompilerVersion) + "+sm_90a"
 // The toolkit the runtime was built against (CUDA_VERSION of its cuda.h) stands for the nvJitLink that
 // links the cubin: asking the library itself would load it (≈ 5 ms) on every warm-cache load. The
 // entry's manifest records the nvJitLink that actually linked it.
+// LLVM's version too: an upgrade of the LLVM 22 packages can change the NVPTX backend's PTX.
 std::string cacheKey(const Kernel &kernel, const CompileOptions &options) {
-  return sha256Hex(fmt::format("{}\n{}\nptx={}\ncuda={}\n", kCompilerVersion, kernel.structuralHash(),
-                               options.ptxFeatures, CUDA_VERSION));
+  return sha256Hex(fmt::format("{}\n{}\nptx={}\ncuda={}\nllvm={}\n", kCompilerVersion, kernel.structuralHash(),
+                               options.ptxFeatures, CUDA_VERSION, LLVM_VERSION_STRING));
 }
 
 BuiltKernel buildKernel(const Kernel &kernel, DiskCache &cache, const CompileOptions &options) {

@@ -62,6 +62,10 @@ public:
     const qla::gdn::GdnForwardConfig c = qla::gdn::parseGdnForwardConfig(config); // validates the whole config
     if (c.splitTokens > 0 && (s.B != 1 || s.T < 2 * c.splitTokens))
       throw qla::Error("a segment length is tuned for one sequence at least two segments long");
+    // At K = 256 the wide tile's q/k rings and the split's correction do not fit in shared memory: those
+    // calls run the narrow tile unsplit (gdnForwardPackage), so neither is a candidate there.
+    if (c.K > 128 && (c.stages >= 2 || c.splitTokens > 0))
+      throw qla::Error("at K = 256 the state kernel runs narrow and unsplit (no TMA rings, no split_tokens)");
     return config;
   }
   std::string buildConfig(const std::string &config) const override {

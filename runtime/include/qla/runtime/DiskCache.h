@@ -37,7 +37,7 @@ struct CacheEntry {
 class DiskCache {
 public:
   // `root` is the cache root (see defaultRoot()); `versionTag` names the folder below it, e.g.
-  // "qla-0.1.0+sm_90a" ([A-Za-z0-9._+-], not starting with '.'). Creates nothing yet.
+  // "qla-0.1.0-<compiler hash>+sm_90a" ([A-Za-z0-9._+-], not starting with '.'). Creates nothing yet.
   explicit DiskCache(std::filesystem::path root, std::string versionTag);
 
   // $QLA_CACHE_DIR, else $XDG_CACHE_HOME/qla, else $HOME/.cache/qla. Throws when none is set.
