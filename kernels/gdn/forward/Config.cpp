@@ -37,8 +37,9 @@ void GdnForwardConfig::validate() const {
                            "= {}, roles = {}",
                            splitRun, splitRun == 2 ? " and K = V" : "", K, V, initialState ? 1 : 0, finalState ? 1 : 0,
                            stateVFirst ? 1 : 0, roles ? 1 : 0));
-  if (inverseBlocksPerSM < 0 || inverseBlocksPerSM > 16)
-    throw fail(fmt::format("inverse_blocks_per_sm = {} is not supported (0: no cap, or 1 to 16)", inverseBlocksPerSM));
+  if (inverseBlocksPerSM < -1 || inverseBlocksPerSM > 16)
+    throw fail(fmt::format("inverse_blocks_per_sm = {} is not supported (-1: the default for K, 0: no cap, or 1 to 16)",
+                           inverseBlocksPerSM));
   if (inverseChunks < 1 || inverseChunks > 64)
     throw fail(fmt::format("inverse_chunks = {} is not supported (1 to 64 chunks a block)", inverseChunks));
   if (inverseStages < 1 || inverseStages > 4)

@@ -39,9 +39,11 @@ struct GdnForwardConfig {
   // on every shape measured, with the same error against the float64 reference (o 3.28e-3, state ≤ 1.6e-3
   // at 4x8192 to 1x131072; FLA 3.31e-3 / 2.47e-3), and no spills in either forward tile.
   int64_t precise = 1;
-  // Blocks of gdn_chunk_inverse an SM must hold at once (caps its registers; 0: no cap). It is
-  // latency-bound, so more blocks in flight can pay for a few spills.
-  int64_t inverseBlocksPerSM = 3;
+  // Blocks of gdn_chunk_inverse an SM must hold at once (caps its registers; 0: no cap; −1: 3, or 2 at
+  // K = 256, where 3 blocks' 168 registers spill and 2 blocks' cap does not). It is latency-bound, so
+  // more blocks in flight can pay for a few spills.
+  int64_t inverseBlocksPerSM = -1;
+  int64_t resolvedInverseBlocksPerSM() const { return inverseBlocksPerSM >= 0 ? inverseBlocksPerSM : K > 128 ? 2 : 3; }
   // gdn_chunk_inverse: chunks one block takes in turn (its grid's z is ⌈chunks / inverse_chunks⌉), and with inverse_stages >= 2 its q and k copies pipelined through TMA rings
   // of that many chunks (the next chunk's loads in flight while this one is inverted).
   int64_t inverseChunks = 1;

@@ -92,8 +92,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   auto aOut = k->tensor("a", {-1, c.HV * C}, DType::bf16);
   auto aqkOut = k->tensor("aqk", {-1, c.HV * C}, DType::bf16);
   k->threads(128);
-  if (c.inverseBlocksPerSM > 0)
-    k->minBlocksPerSM(c.inverseBlocksPerSM);
+  if (c.resolvedInverseBlocksPerSM() > 0)
+    k->minBlocksPerSM(c.resolvedInverseBlocksPerSM());
   // (inverse_heads value heads of one key head, sequence, inverse_chunks chunks): chunks are independent.
   k->grid(c.HV / c.inverseHeads, -1, -1);
 
