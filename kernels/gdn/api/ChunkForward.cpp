@@ -1,4 +1,6 @@
-#include "gdn/api/ChunkForward.h"
+// qla::gdn::ChunkForward: its kernels, argument checks and the launches of an unsplit call (the split's
+// are in ChunkForwardSplit.cpp, the workspace layout in ChunkForwardWorkspace.cpp).
+#include "gdn/api/ChunkForwardInternal.h"
 
 #include "qla/runtime/DeviceInfo.h"
 #include "qla/runtime/Driver.h"
@@ -7,30 +9,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <bit>
 #include <fstream>
-#include <limits>
 #include <sstream>
 
 namespace qla::gdn {
 
-/// Where the scratch of one call lies in the caller's workspace.
-struct ChunkForwardLayout {
-  int64_t offsets = 0, gcum = 0, beta = 0, a = 0, aqk = 0, total = 0;
-  // The context split (segments > 0): the segment batch's offsets, each sequence's first segment, and
-  // per segment its end from zero, its transition, its corrected start and its final state.
-  int64_t segments = 0, segmentOffsets = 0, firstSegment = 0, ends = 0, transitions = 0, starts = 0, finals = 0;
-  // gdn_split_windows' inputs and outputs: each chunk's summed log-gate (chunkSlots a segment), the
-  // threshold, and how many of each (segment, head)'s last chunks its end run and transition run take.
-  int64_t chunkSlots = 0, chunkTotals = 0, threshold = 0, endRuns = 0, transitionRuns = 0;
-};
+using namespace detail;
 
 namespace {
-
-constexpr int64_t kChunk = 64;
-constexpr const char *kWho = "gdn chunk_forward";
-
-int64_t alignUp(int64_t x) { return (x + 255) / 256 * 256; }
 
 std::string readFile(const std::filesystem::path &p) {
   std::ifstream f(p, std::ios::binary);
@@ -66,122 +52,7 @@ void expectAbsent(const TensorArg &t, const char *name, const char *why) {
     throw Error(fmt::format("{}: argument '{}': expected nothing ({}), got a tensor", kWho, name, why));
 }
 
-struct Sizes {
-  int64_t B, T, N, tokens;
-  bool varlen;
-  int64_t longest; // tokens of the longest sequence (an upper bound, T, without host cu_seqlens)
-};
-
-Sizes sizesOf(const ChunkForwardTensors &t) {
-  if (t.q.shape.size() != 4)
-    throw Error(fmt::format("{}: argument 'q': expected shape [B, T, H, K], got [{}]", kWho, fmt::join(t.q.shape, ", ")));
-  Sizes s{t.q.shape[0], t.q.shape[1], 0, 0, t.cuSeqlens.data != 0, 0};
-  s.tokens = s.B * s.T;
-  s.longest = s.T;
-  if (t.hostCuSeqlens && !s.varlen)
-    throw Error(fmt::format("{}: argument 'host_cu_seqlens': given without cu_seqlens", kWho));
-  if (s.varlen) {
-    if (t.cuSeqlens.shape.size() != 1 || t.cuSeqlens.shape[0] < 2)
-      throw Error(fmt::format("{}: argument 'cu_seqlens': expected shape [N + 1] with N >= 1, got [{}]", kWho,
-                              fmt::join(t.cuSeqlens.shape, ", ")));
-    if (s.B != 1)
-      throw Error(fmt::format("{}: argument 'q': expected B = 1 with cu_seqlens, got B = {}", kWho, s.B));
-    s.N = t.cuSeqlens.shape[0] - 1;
-    if (const int64_t *cu = t.hostCuSeqlens) {
-      if (cu[0] != 0)
-        throw Error(fmt::format("{}: argument 'cu_seqlens': expected 0 first, got {}", kWho, cu[0]));
-      s.longest = 0;
-      for (int64_t i = 0; i < s.N; ++i) {
-        if (cu[i + 1] < cu[i])
-          throw Error(fmt::format("{}: argument 'cu_seqlens': expected non-decreasing values, got {} after {} at "
-                                  "index {}",
-                                  kWho, cu[i + 1], cu[i], i + 1));
-        s.longest = std::max(s.longest, cu[i + 1] - cu[i]);
-      }
-      if (cu[s.N] != s.T)
-        throw Error(fmt::format("{}: argument 'cu_seqlens': expected the last value to be T = {}, got {}", kWho, s.T,
-                                cu[s.N]));
-    }
-  } else {
-    s.N = s.B;
-  }
-  return s;
-}
-
-
-
-ChunkForwardLayout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, int64_t sequences, bool varlen,
-                       int64_t segments = 0, int64_t chunkSlots = 0) {
-  ChunkForwardLayout l;
-  int64_t at = 0;
-  l.offsets = at;
-  at += varlen ? 0 : alignUp((sequences + 1) * 8);
-  if (segments > 0) {
-    const int64_t state = segments * sh.HV * sh.K * sh.V * 4;
-    l.segments = segments;
-    l.segmentOffsets = at;
-    at += alignUp((segments + 1) * 8);
-    l.firstSegment = at;
-    at += alignUp((sequences + 1) * 8);
-    l.ends = at;
-    at += alignUp(state);
-    l.transitions = at;
-    at += alignUp(segments * sh.HV * sh.K * sh.K * 4);
-    l.starts = at;
-    at += alignUp(state);
-    l.finals = at;
-    at += alignUp(state);
-    // Fixed-length batches: m segments of ⌈T / 64m⌉ chunks at most (gdn_split_offsets' length); a
-    // varlen split gives its longest segment's chunks.
-    const int64_t m = segments / sequences, T = tokens / sequences;
-    l.chunkSlots = chunkSlots > 0 ? chunkSlots : (T + m * kChunk - 1) / (m * kChunk);
-    l.chunkTotals = at;
-    at += alignUp(sh.HV * segments * l.chunkSlots * 4);
-    l.threshold = at;
-    at += alignUp(4);
-    l.endRuns = at;
-    at += alignUp(segments * sh.HV * 8);
-    l.transitionRuns = at;
-    at += alignUp(segments * sh.HV * 8);
-  }
-  l.gcum = at;
-  at += alignUp(tokens * sh.HV * 4);
-  l.beta = at;
-  at += sh.gateInKernel ? alignUp(tokens * sh.HV * 4) : 0;
-  l.a = at;
-  at += alignUp(tokens * sh.HV * kChunk * 2);
-  l.aqk = at;
-  at += alignUp(tokens * sh.HV * kChunk * 2);
-  l.total = std::max<int64_t>(at, 256);
-  return l;
-}
-
 } // namespace
-
-/// The split kernels' tensors, in the order runSplit passes them: a package built before a change of
-/// these lists (a stale devpkg) fails here, by name, instead of launching on the wrong buffers.
-static void checkSplitTensors(const ChunkForwardShape &sh, size_t which, const Json &manifest) {
-  const std::vector<std::string> state{"cu_seqlens", "q", "k", "v", "gcum", "a", "aqk", "o",
-                                       "initial_state", "final_state", "run_chunks"};
-  std::vector<std::string> cumsum{"cu_seqlens", sh.gateInKernel ? "a" : "g", "gcum"};
-  if (sh.gateInKernel)
-    cumsum.insert(cumsum.end(), {"b", "A_log", "dt_bias", "beta"});
-  cumsum.push_back("chunk_totals");
-  const std::array<std::vector<std::string>, 6> expected{
-      std::vector<std::string>{"first_segment", "segment_cu_seqlens", "q"}, state, state,
-      {"first_segment", "initial_state", "segment_ends", "transitions", "segment_starts"}, cumsum,
-      {"first_segment", "segment_cu_seqlens", "chunk_totals", "log_gate_threshold", "end_run_chunks",
-       "transition_run_chunks"}};
-  std::vector<std::string> got;
-  for (const Json &p : manifest.at("params").asArray())
-    if (p.at("kind").asString() == "tensor")
-      got.push_back(p.at("name").asString());
-  if (got != expected[which])
-    throw Error(fmt::format("{}: split kernel '{}' takes tensors ({}), expected ({}): rebuild the kernels (pack_gdn.sh "
-                            "SPLIT=1)",
-                            kWho, ChunkForwardImages::kSplitNames[which], fmt::join(got, ", "),
-                            fmt::join(expected[which], ", ")));
-}
 
 int64_t pickForwardTile(int64_t narrow, int64_t wide, int64_t sequences, int64_t HV, int64_t V, int64_t sms) {
   if (wide <= 0)
@@ -237,24 +108,6 @@ int64_t ChunkForward::forwardTile(int64_t sequences, const SplitPolicy *call) co
   return pickForwardTile(shape_.BV, wideBV_, sequences, shape_.HV, shape_.V, sms);
 }
 
-bool ChunkForward::splitEligible() const {
-  const ChunkForwardShape &sh = shape_;
-  return images_.hasSplit() && sh.K == sh.V && !sh.stateVFirst && sh.initialState && sh.finalState;
-}
-
-int64_t ChunkForward::segmentsPerSequence(int64_t sequences, int64_t tokensEach, const SplitPolicy *call) const {
-  if (!splitEligible() || sequences < 1 || tokensEach < 1)
-    return 1;
-  std::vector<int64_t> cu;
-  for (int64_t i = 0; i <= sequences; ++i)
-    cu.push_back(i * tokensEach);
-  SplitPolicy policy = policyFor(call);
-  if (policy.sms <= 0 && policy.segmentTokens == 0) // a forced segment length needs no SM count
-    policy.sms = sms_ ? sms_ : queryDevice().smCount;
-  SplitPlan plan = planContextSplit(cu, shape_.HV, shape_.V, shape_.BV, policy);
-  return plan.split() ? (static_cast<int64_t>(plan.segmentCuSeqlens.size()) - 1) / sequences : 1;
-}
-
 ChunkForward ChunkForward::fromDirectory(const std::filesystem::path &dir, ChunkForwardShape shape) {
   ChunkForwardImages images;
   for (size_t i = 0; i < ChunkForwardImages::kNames.size(); ++i) {
@@ -280,82 +133,6 @@ size_t ChunkForward::workspaceBytes(int64_t tokens, int64_t sequences, const Spl
   return static_cast<size_t>(workspaceLayout(shape_, tokens, sequences, false, m > 1 ? m * sequences : 0).total);
 }
 
-GdnVarlenSplit ChunkForward::planVarlenOnHost(const std::vector<int64_t> &cu, const SplitPolicy *call) const {
-  if (cu.size() < 2)
-    throw Error(fmt::format("{}: planVarlen: argument 'cu_seqlens': expected N + 1 >= 2 values, got {}", kWho,
-                            cu.size()));
-  if (cu.front() != 0)
-    throw Error(fmt::format("{}: planVarlen: argument 'cu_seqlens': expected 0 first, got {}", kWho, cu.front()));
-  for (size_t i = 1; i < cu.size(); ++i)
-    if (cu[i] < cu[i - 1])
-      throw Error(fmt::format("{}: planVarlen: argument 'cu_seqlens': expected non-decreasing values, got {} after {} "
-                              "at index {}",
-                              kWho, cu[i], cu[i - 1], i));
-  GdnVarlenSplit split;
-  split.cuSeqlens = cu;
-  SplitPolicy policy = policyFor(call);
-  if (!splitEligible() || !policy.enabled)
-    return split;
-  if (policy.sms <= 0 && policy.segmentTokens == 0)
-    policy.sms = sms_ ? sms_ : queryDevice().smCount;
-  split.plan = planContextSplit(cu, shape_.HV, shape_.V, shape_.BV, policy);
-  if (!split.split())
-    return split;
-  const SplitPlan &p = split.plan;
-  for (size_t s = 0; s + 1 < p.segmentCuSeqlens.size(); ++s)
-    split.chunkSlots =
-        std::max(split.chunkSlots, (p.segmentCuSeqlens[s + 1] - p.segmentCuSeqlens[s] + kChunk - 1) / kChunk);
-  for (size_t i = 0; i + 1 < p.firstSegment.size(); ++i)
-    split.mostSegments = std::max(split.mostSegments, p.firstSegment[i + 1] - p.firstSegment[i]);
-  split.chunkSlots = std::max<int64_t>(split.chunkSlots, 1);
-  split.firstOffset = alignUp(static_cast<int64_t>(p.segmentCuSeqlens.size()) * 8); // launches want 16-byte alignment
-  return split;
-}
-
-GdnVarlenSplit ChunkForward::planVarlen(const std::vector<int64_t> &cuSeqlens, const SplitPolicy *call) const {
-  GdnVarlenSplit split = planVarlenOnHost(cuSeqlens, call);
-  if (split.split()) {
-    std::vector<int64_t> tables(split.firstOffset / 8 + split.plan.firstSegment.size(), 0);
-    std::copy(split.plan.segmentCuSeqlens.begin(), split.plan.segmentCuSeqlens.end(), tables.begin());
-    std::copy(split.plan.firstSegment.begin(), split.plan.firstSegment.end(), tables.begin() + split.firstOffset / 8);
-    split.tables = DeviceBuffer(tables.size() * sizeof(int64_t));
-    split.tables.upload(tables.data(), tables.size() * sizeof(int64_t));
-    // A pageable copy may still be in flight when it returns: done before any call on another stream.
-    Driver &drv = Driver::get();
-    drv.check(drv.cuCtxSynchronize(), "gdn chunk_forward: planVarlen's upload");
-  }
-  return split;
-}
-
-size_t ChunkForward::workspaceBytes(const GdnVarlenSplit &split) const {
-  const int64_t N = split.sequences(), T = split.cuSeqlens.empty() ? 0 : split.cuSeqlens.back();
-  return static_cast<size_t>(workspaceLayout(shape_, T, N, true, split.segments(), split.chunkSlots).total);
-}
-
-/// The plan's tables cut its cu_seqlens into segments, and its counts and device tables are the ones
-/// runSplit sizes grids and reads by (no allocation: this runs on every call that passes a plan).
-static bool consistentVarlenSplit(const GdnVarlenSplit &vs, bool onDevice) {
-  const std::vector<int64_t> &seg = vs.plan.segmentCuSeqlens, &first = vs.plan.firstSegment, &cu = vs.cuSeqlens;
-  const int64_t S = vs.segments(), N = vs.sequences();
-  if (S < 1 || N < 1 || static_cast<int64_t>(first.size()) != N + 1 || first[0] != 0 || first[N] != S ||
-      seg.front() != 0 || seg.back() != cu.back())
-    return false;
-  int64_t slots = 0, most = 0;
-  for (int64_t i = 0; i < N; ++i) {
-    if (first[i + 1] <= first[i] || seg[first[i]] != cu[i])
-      return false;
-    most = std::max(most, first[i + 1] - first[i]);
-  }
-  for (int64_t j = 0; j < S; ++j) {
-    if (seg[j + 1] < seg[j])
-      return false;
-    slots = std::max(slots, (seg[j + 1] - seg[j] + kChunk - 1) / kChunk);
-  }
-  return std::max<int64_t>(slots, 1) == vs.chunkSlots && most == vs.mostSegments && vs.firstOffset % 16 == 0 &&
-         vs.firstOffset >= (S + 1) * 8 &&
-         (!onDevice || vs.tables.size() >= static_cast<size_t>(vs.firstOffset + (N + 1) * 8));
-}
-
 void ChunkForward::validate(const ChunkForwardTensors &t) const {
   const ChunkForwardShape &sh = shape_;
   Sizes s = sizesOf(t);
@@ -377,7 +154,7 @@ void ChunkForward::validate(const ChunkForwardTensors &t) const {
       // A plan from elsewhere: these kernels must take the split, and its counts must be the plan's.
       if (!splitEligible())
         throw Error(fmt::format("{}: argument 'varlen_split': these kernels do not run the context split (its "
-                                "kernels, K = V, states [K][V] with initial and final state)",
+                                "kernels, K = V <= 128, states [K][V] with initial and final state)",
                                 kWho));
       if (!consistentVarlenSplit(*vs, /*onDevice=*/!dryRun_ || vs->tables.ptr()))
         throw Error(fmt::format("{}: argument 'varlen_split': its tables do not cut these cu_seqlens into segments "
@@ -507,105 +284,6 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   else
     launch(ChunkForwardImages::kWideName, images_.wideManifest, wide_, forward, stream,
            {static_cast<uint32_t>(sh.HV * (sh.V / bv)), n, 1});
-}
-
-void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayout &l, CUdeviceptr workspace, CUstream stream,
-                            const GdnVarlenSplit *vs) {
-  // docs/context-split.md: the segment batch's offsets on the device; cumsum and inverse over it (they
-  // are chunk-local); each segment's end from zero (E) and its transition (A); the correction
-  // S_{s+1} = A_s·S_s + E_s from each sequence's initial state; the forward over every segment from its
-  // start; each sequence's last segment's final state copied out.
-  const ChunkForwardShape &sh = shape_;
-  const auto &names = ChunkForwardImages::kSplitNames;
-  Sizes s = sizesOf(t);
-  // A varlen call's segment tables come planned (planVarlen: only long sequences cut, their segment
-  // counts differ); a fixed-length batch's are made on the device (gdn_split_offsets), m a sequence.
-  const int64_t T = s.tokens, N = s.N, S = l.segments, m = vs ? vs->mostSegments : S / N;
-  const int64_t segmentChunks =
-      vs ? vs->chunkSlots : (s.T + m * kChunk - 1) / (m * kChunk); // gdn_split_offsets' length, in chunks
-  auto packed = [](const TensorArg &x, DType d, std::vector<int64_t> shape) { return TensorArg{x.data, d, shape, {}}; };
-  auto scratch = [&](int64_t offset, DType d, std::vector<int64_t> shape) {
-    return TensorArg{workspace + static_cast<CUdeviceptr>(offset), d, shape, {}};
-  };
-  auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
-  // (A dry run's plan may have no device tables: a stand-in address, never dereferenced.)
-  const CUdeviceptr tables = vs ? (vs->tables.ptr() ? vs->tables.ptr() : CUdeviceptr{1} << 40) : 0;
-  TensorArg segCu = vs ? TensorArg{tables, DType::i64, {S + 1}, {}} : scratch(l.segmentOffsets, DType::i64, {S + 1});
-  TensorArg first = vs ? TensorArg{tables + static_cast<CUdeviceptr>(vs->firstOffset), DType::i64, {N + 1}, {}}
-                       : scratch(l.firstSegment, DType::i64, {N + 1});
-  TensorArg q = packed(t.q, DType::bf16, {T, sh.H * sh.K}), k = packed(t.k, DType::bf16, {T, sh.H * sh.K});
-  TensorArg v = packed(t.v, DType::bf16, {T, sh.HV * sh.V}), o = packed(t.o, DType::bf16, {T, sh.HV * sh.V});
-  TensorArg gcum = scratch(l.gcum, DType::f32, {T, sh.HV});
-  TensorArg a = scratch(l.a, DType::bf16, {T, sh.HV * kChunk}), aqk = scratch(l.aqk, DType::bf16, {T, sh.HV * kChunk});
-  TensorArg beta = sh.gateInKernel ? scratch(l.beta, DType::f32, {T, sh.HV}) : packed(t.beta, DType::f32, {T, sh.HV});
-  const std::vector<int64_t> states{S * sh.HV * sh.K, sh.V};
-  TensorArg ends = scratch(l.ends, DType::f32, states), starts = scratch(l.starts, DType::f32, states);
-  TensorArg finals = scratch(l.finals, DType::f32, states);
-  TensorArg transitions = scratch(l.transitions, DType::f32, {S * sh.HV * sh.K, sh.K});
-  const uint32_t hv = u32(sh.HV), segs = u32(S), chunks = u32(segmentChunks);
-  if (static_cast<int64_t>(chunks) != l.chunkSlots)
-    throw Error(fmt::format("{}: internal: the split's segments have {} chunks, the workspace {}", kWho, chunks,
-                            l.chunkSlots));
-  TensorArg totals = scratch(l.chunkTotals, DType::f32, {sh.HV * S * l.chunkSlots, 1});
-  TensorArg threshold = scratch(l.threshold, DType::f32, {1});
-  TensorArg endRuns = scratch(l.endRuns, DType::i64, {S * sh.HV});
-  TensorArg transitionRuns = scratch(l.transitionRuns, DType::i64, {S * sh.HV});
-  Driver &drv = Driver::get();
-  // The threshold goes to the device as a 32-bit pattern (a memset: no host memory, capturable).
-  const SplitPolicy &policy = policyFor(t.split);
-  const float limit = policy.exact ? -std::numeric_limits<float>::infinity() : static_cast<float>(policy.logGateThreshold);
-  if (dryRun_)
-    dryRun_("memset32", {threshold}, {std::bit_cast<uint32_t>(limit), 1, 0});
-  else
-    drv.check(drv.cuMemsetD32Async(threshold.data, std::bit_cast<uint32_t>(limit), 1, stream),
-              "gdn chunk_forward: the split's log-gate threshold");
-
-  if (!vs)
-    launch(names[0], images_.splitManifests[0], split_[0], {first, segCu, q}, stream, {u32(S + 1), 1, 1});
-  std::vector<TensorArg> cumsum{segCu, packed(sh.gateInKernel ? t.a : t.g, DType::f32, {T, sh.HV}), gcum};
-  if (sh.gateInKernel) {
-    cumsum.push_back(packed(t.b, DType::f32, {T, sh.HV}));
-    cumsum.push_back(t.aLog);
-    cumsum.push_back(t.dtBias);
-    cumsum.push_back(beta);
-  }
-  cumsum.push_back(totals);
-  launch(names[4], images_.splitManifests[4], split_[4], cumsum, stream, {0, segs, chunks}); // x: its build's
-  launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], {segCu, q, k, gcum, beta, a, aqk}, stream,
-         {hv / u32(inverseHeads_), segs, inverseGridZ(chunks)});
-  launch(names[5], images_.splitManifests[5], split_[5], {first, segCu, totals, threshold, endRuns, transitionRuns}, stream,
-         {hv, u32(N), u32(m)});
-  // The end and transition runs (gdn_chunk_forward split_run = 1, 2, made by qla-context-split, with the
-  // main forward's BV: pack_gdn.sh) read their initial-state tensor only for the states' places: `starts`
-  // has its shape and is not written before the correction.
-  launch(names[1], images_.splitManifests[1], split_[1], {segCu, q, k, v, gcum, a, aqk, o, starts, ends, endRuns}, stream,
-                    {u32(sh.HV * (sh.V / sh.BV)), segs, 1});
-  launch(names[2], images_.splitManifests[2], split_[2], {segCu, q, k, v, gcum, a, aqk, o, starts, transitions, transitionRuns},
-         stream,
-                    {u32(sh.HV * (sh.K / sh.BV)), segs, 1});
-  launch(names[3], images_.splitManifests[3], split_[3],
-         {first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts},
-                    stream, {u32(sh.HV * (sh.V / 64)), u32(N), 1});
-  const int64_t bv = forwardTile(S, t.split);
-  const std::vector<TensorArg> mainRun{segCu, q, k, v, gcum, a, aqk, o, starts, finals};
-  if (bv == sh.BV)
-    launch("gdn_chunk_forward", images_.manifests[3], loaded_[3], mainRun, stream, {u32(sh.HV * (sh.V / bv)), segs, 1});
-  else
-    launch(ChunkForwardImages::kWideName, images_.wideManifest, wide_, mainRun, stream,
-           {u32(sh.HV * (sh.V / bv)), segs, 1});
-  const size_t headStates = static_cast<size_t>(sh.HV * sh.K * sh.V) * 4;
-  for (int64_t i = 0; i < N; ++i) {
-    const int64_t lastSegment = vs ? vs->plan.firstSegment[i + 1] - 1 : (i + 1) * m - 1;
-    const CUdeviceptr to = t.finalState.data + i * headStates,
-                      from = workspace + static_cast<CUdeviceptr>(l.finals) + lastSegment * headStates;
-    if (dryRun_) { // a copy of headStates bytes, as two f32 ranges
-      const int64_t count = static_cast<int64_t>(headStates / 4);
-      dryRun_("copy", {TensorArg{to, DType::f32, {count}, {}}, TensorArg{from, DType::f32, {count}, {}}}, {0, 0, 0});
-      continue;
-    }
-    drv.check(drv.cuMemcpyDtoDAsync(to, from, headStates, stream),
-              "gdn chunk_forward: copy of a split sequence's final state");
-  }
 }
 
 } // namespace qla::gdn
