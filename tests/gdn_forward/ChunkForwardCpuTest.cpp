@@ -13,6 +13,7 @@
 #include <catch2/generators/catch_generators.hpp>
 
 #include <cmath>
+#include <fmt/format.h>
 #include <limits>
 #include <map>
 
@@ -272,6 +273,33 @@ TEST_CASE("ChunkForward's calls at K = V = 128 with the wide state kernel (BV = 
   INFO("l2norm " << l2norm << ", split " << split);
   CHECK(fwd.forwardTile(split ? 6 : 2, &policy) == 128);
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = 5, .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs got = runOnCpu(fwd, c, p, in, policy, nullptr);
+  GdnOutputs want = gdnRecurrentReference(p, in);
+  const double eo = relL2(got.o.data, want.o.data), es = relL2(got.finalState.data, want.finalState.data);
+  INFO("o " << eo << ", final state " << es);
+  CHECK(eo <= 5e-3);
+  CHECK(es <= 5e-3);
+}
+
+TEST_CASE("ChunkForward with fuse_inverse (a and aqk made in the forward's aux role) runs on the CPU",
+          "[gdn][split][cpu]") {
+  // The forward takes β instead of a and aqk, and the call launches no gdn_chunk_inverse unsplit; split,
+  // the inverse still feeds the end and transition runs, and the main run makes its own.
+  const int64_t d = GENERATE(64, 128);
+  GdnForwardConfig c = parseGdnForwardConfig(
+      fmt::format("H=1,HV=2,K={0},V={0},BV={0},stages=2,fuse_inverse=1,initial_state=1,final_state=1", d));
+  ChunkForward fwd = buildChunkForward(c, true);
+  GdnProblem p;
+  p.H = 1;
+  p.HV = 2;
+  p.K = p.V = d;
+  p.useInitialState = p.outputFinalState = true;
+  p.B = 2;
+  p.T = 300;
+  const bool split = GENERATE(false, true);
+  SplitPolicy policy{.sms = 132, .segmentTokens = split ? 128 : 0, .enabled = split};
+  INFO("K = V = " << d << ", split " << split);
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = 9, .gate = GdnGateKind::mixedDecay}));
   GdnOutputs got = runOnCpu(fwd, c, p, in, policy, nullptr);
   GdnOutputs want = gdnRecurrentReference(p, in);
   const double eo = relL2(got.o.data, want.o.data), es = relL2(got.finalState.data, want.finalState.data);

@@ -77,6 +77,15 @@ static int64_t configSetting(const Json &manifest, const std::string &name, int6
   return value;
 }
 
+bool detail::fusesInverse(const Json &forwardManifest) {
+  if (!forwardManifest.contains("params"))
+    return false;
+  for (const Json &p : forwardManifest.at("params").asArray())
+    if (p.contains("name") && p.at("name").asString() == "beta")
+      return true;
+  return false;
+}
+
 ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
     : images_(std::move(images)), shape_(shape) {
   if (shape_.H <= 0 || shape_.HV % shape_.H != 0 || shape_.BV <= 0 || shape_.V % shape_.BV != 0)
@@ -267,17 +276,25 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
     cumsum.push_back(beta);
   }
   launch("gdn_cumsum", images_.manifests[1], loaded_[1], cumsum, stream, {0, n, chunks}); // x: its build's
-  launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], {cu, q, k, gcum, beta, a, aqk}, stream,
-         {hv / static_cast<uint32_t>(inverseHeads_), n, inverseGridZ(chunks)});
-  std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum, a, aqk,
-                                 packed(t.o, DType::bf16, {T, sh.HV * sh.V})};
+  const int64_t bv = forwardTile(N, t.split);
+  const Json &forwardManifest = bv == sh.BV ? images_.manifests[3] : images_.wideManifest;
+  // A forward built with fuse_inverse makes a and aqk itself, from β.
+  const bool fused = fusesInverse(forwardManifest);
+  if (!fused)
+    launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], {cu, q, k, gcum, beta, a, aqk}, stream,
+           {hv / static_cast<uint32_t>(inverseHeads_), n, inverseGridZ(chunks)});
+  std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum};
+  if (fused)
+    forward.push_back(beta);
+  else
+    forward.insert(forward.end(), {a, aqk});
+  forward.push_back(packed(t.o, DType::bf16, {T, sh.HV * sh.V}));
   const std::vector<int64_t> states = sh.stateVFirst ? std::vector<int64_t>{N * sh.HV * sh.V, sh.K}
                                                      : std::vector<int64_t>{N * sh.HV * sh.K, sh.V};
   if (sh.initialState)
     forward.push_back(packed(t.initialState, DType::f32, states));
   if (sh.finalState)
     forward.push_back(packed(t.finalState, DType::f32, states));
-  const int64_t bv = forwardTile(N, t.split);
   if (bv == sh.BV)
     launch("gdn_chunk_forward", images_.manifests[3], loaded_[3], forward, stream,
            {static_cast<uint32_t>(sh.HV * (sh.V / bv)), n, 1});

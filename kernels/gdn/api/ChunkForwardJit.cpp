@@ -31,8 +31,9 @@ std::vector<GdnPackageKernel> gdnForwardPackage(const GdnForwardConfig &c, bool 
   if (c.K == c.V && c.K <= 128 && !c.stateVFirst && !c.roles && c.initialState && c.finalState) {
     const auto &names = ChunkForwardImages::kSplitNames; // offsets, state, transition, correct, cumsum, windows
     set.push_back({names[0], "gdn_split_offsets", ""});
-    set.push_back({names[1], "gdn_chunk_forward", "split_run=1"});
-    set.push_back({names[2], "gdn_chunk_forward", "split_run=2"});
+    // (The end and transition runs read a and aqk from gdn_chunk_inverse even when the main run makes its own.)
+    set.push_back({names[1], "gdn_chunk_forward", c.fuseInverse ? "split_run=1,fuse_inverse=0" : "split_run=1"});
+    set.push_back({names[2], "gdn_chunk_forward", c.fuseInverse ? "split_run=2,fuse_inverse=0" : "split_run=2"});
     set.push_back({names[3], "gdn_split_correct", ""});
     set.push_back({names[4], "gdn_cumsum", "chunk_totals=1"});
     set.push_back({names[5], "gdn_split_windows", ""});

@@ -217,7 +217,10 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
          {first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts}, stream,
          {u32(sh.HV * (sh.V / 64)), u32(N), 1});
   const int64_t bv = forwardTile(S, t.split);
-  const std::vector<TensorArg> mainRun{segCu, q, k, v, gcum, a, aqk, o, starts, finals};
+  const std::vector<TensorArg> mainRun =
+      fusesInverse(bv == sh.BV ? images_.manifests[3] : images_.wideManifest)
+          ? std::vector<TensorArg>{segCu, q, k, v, gcum, beta, o, starts, finals} // makes a and aqk itself
+          : std::vector<TensorArg>{segCu, q, k, v, gcum, a, aqk, o, starts, finals};
   if (bv == sh.BV)
     launch("gdn_chunk_forward", images_.manifests[3], loaded_[3], mainRun, stream, {u32(sh.HV * (sh.V / bv)), segs, 1});
   else

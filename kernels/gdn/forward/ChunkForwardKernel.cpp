@@ -35,8 +35,14 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   auto keys = k->tensor("k", {-1, c.H * K}, DType::bf16);
   auto v = k->tensor("v", {-1, c.HV * V}, DType::bf16);
   auto gcum = k->tensor("gcum", {-1, c.HV}, DType::f32);
-  auto aIn = k->tensor("a", {-1, c.HV * C}, DType::bf16);
-  auto aqkIn = k->tensor("aqk", {-1, c.HV * C}, DType::bf16);
+  // With fuse_inverse the aux role makes a and aqk from β (gdn_chunk_inverse's body); else they are inputs.
+  std::optional<dsl::Tensor> betaIn, aIn, aqkIn;
+  if (c.fuseInverse) {
+    betaIn = k->tensor("beta", {-1, c.HV}, DType::f32);
+  } else {
+    aIn = k->tensor("a", {-1, c.HV * C}, DType::bf16);
+    aqkIn = k->tensor("aqk", {-1, c.HV * C}, DType::bf16);
+  }
   auto o = k->tensor("o", {-1, c.HV * V}, DType::bf16);
   std::unique_ptr<dsl::Tensor> h0, ht;
   // States are [K][V] per head, or [V][K] with state_v_first (then read and written transposed).
@@ -47,11 +53,23 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     ht = std::make_unique<dsl::Tensor>(k->tensor("final_state", {-1, stateCols}, DType::f32));
   if (c.roles) // the loads, the recurrence and the output each in a warpgroup of their own
     k->roles({{"loads", 1, 40, true}, {"state", 1, 232}, {"output", 1, 232}});
+  else if (c.fuseInverse) // the loads; each chunk's a and aqk, ahead of the chain; the recurrence and the output
+    k->roles({{"loads", 1, c.resolvedRoleRegisters().loads, true},
+              {"aux", 1, c.resolvedRoleRegisters().aux},
+              {"state", BV / 64, c.resolvedRoleRegisters().state}});
   else
     k->threads(128 * (BV / 64)); // one warpgroup per 64 state columns
   k->grid(c.HV * slices, -1);
-  // With roles, `body` runs in `role`; without, in every warpgroup.
-  auto in = [&](const char *role, const std::function<void()> &body) { c.roles ? k->inRole(role, body) : body(); };
+  // With roles, `body` runs in `role` (with fuse_inverse the state role also makes the output); without,
+  // in every warpgroup.
+  auto in = [&](const char *role, const std::function<void()> &body) {
+    if (c.roles)
+      k->inRole(role, body);
+    else if (c.fuseInverse)
+      k->inRole(std::string(role) == "output" ? "state" : role, body);
+    else
+      body();
+  };
 
   Index hv = k->blockId(0) / slices, vb = k->blockId(0) - hv * slices, n = k->blockId(1), h = hv / (c.HV / c.H);
   Index vcol = hv * V + vb * BV; // first column of this block's slice of v and o
@@ -96,8 +114,18 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     Scalar gLast = k->scanDecay(k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv}));
     Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK, c.stages > 1);
     Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK, c.stages > 1);
-    Tile ag = k->copy(aIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
-    Tile p = k->copy(aqkIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
+    Tile ag, p;
+    if (c.fuseInverse) {
+      k->inRole("aux", [&] {
+        Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
+        Tile beta = k->load(*betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
+        chunkMatrices(*k, qc, kc, g, beta, k->scalar(eos - t0), [&](const Tile &t) { p = k->share(t); },
+                      [&](const Tile &t) { ag = k->share(t); });
+      });
+    } else {
+      ag = k->copy(*aIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
+      p = k->copy(*aqkIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
+    }
     Tile vc = k->copy(v, {t0, vcol}, {C, BV}, bounded({eos, c.HV * V}));
     Tile cols = k->iota({BV, C}, 1); // (untagged: qla-assign-roles gives it to its reader, the state)
     Scalar valid = k->scalar(eos - t0); // tokens of this chunk inside the sequence

@@ -3,6 +3,7 @@
 
 #include "qla/runtime/Error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -27,6 +28,20 @@ void GdnForwardConfig::validate() const {
     throw fail(fmt::format("roles = 1 needs stages >= 2 (TMA loads by the producer), BV = 64 (one state warpgroup) "
                            "and l2norm = 0, got stages = {}, BV = {}, l2norm = {}",
                            stages, BV, l2normQK ? 1 : 0));
+  if (fuseInverse && (roles || stages < 2 || l2normQK || K > 128 || splitRun))
+    throw fail(fmt::format("fuse_inverse = 1 needs stages >= 2 (TMA loads by the producer), l2norm = 0, K <= 128, "
+                           "roles = 0 and split_run = 0, got stages = {}, l2norm = {}, K = {}, roles = {}, split_run = {}",
+                           stages, l2normQK ? 1 : 0, K, roles ? 1 : 0, splitRun));
+  if (fuseInverse) {
+    RoleRegisters r = resolvedRoleRegisters();
+    const int64_t warpgroups = 2 + BV / 64, cap = 65536 / (128 * warpgroups) / 8 * 8;
+    if (r.loads + r.aux + BV / 64 * r.state > cap * warpgroups || std::min({r.loads, r.aux, r.state}) < 24 ||
+        std::max({r.loads, r.aux, r.state}) > 256 || r.loads % 8 || r.aux % 8 || r.state % 8)
+      throw fail(fmt::format("fuse_inverse: the roles' registers (loads_regs = {}, aux_regs = {}, state_regs = {} for {} "
+                             "state warpgroups) must be multiples of 8 from 24 to 256 whose sum over the block's {} "
+                             "warpgroups is at most {} ({} a thread)",
+                             r.loads, r.aux, r.state, BV / 64, warpgroups, cap * warpgroups, cap));
+  }
   if (splitRun < 0 || splitRun > 3)
     throw fail(fmt::format("split_run = {} is not supported (0: none, 1: the context split's segment ends, 2: its "
                            "transitions, 3: the chunks' log-decays)",
@@ -54,6 +69,11 @@ void GdnForwardConfig::validate() const {
     throw fail("scale must be finite");
 }
 
+GdnForwardConfig::RoleRegisters GdnForwardConfig::resolvedRoleRegisters() const {
+  RoleRegisters r = BV == 64 ? RoleRegisters{32, 200, 256} : RoleRegisters{24, 168, 160};
+  return {loadsRegs ? loadsRegs : r.loads, auxRegs ? auxRegs : r.aux, stateRegs ? stateRegs : r.state};
+}
+
 double GdnForwardConfig::resolvedScale() const { return scale > 0 ? scale : 1.0 / std::sqrt(double(K)); }
 
 GdnForwardConfig parseGdnForwardConfig(const std::string &settings) {
@@ -73,7 +93,9 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"inverse_chunks", field(c.inverseChunks)}, {"inverse_heads", field(c.inverseHeads)},
                           {"split_tokens", field(c.splitTokens)},
                           {"inverse_stages", field(c.inverseStages)}, {"stages", field(c.stages)},
-                          {"roles", flag(c.roles)}, {"state_only", flag(c.stateOnly)},
+                          {"roles", flag(c.roles)},
+                          {"fuse_inverse", flag(c.fuseInverse)}, {"loads_regs", field(c.loadsRegs)},
+                          {"aux_regs", field(c.auxRegs)}, {"state_regs", field(c.stateRegs)}, {"state_only", flag(c.stateOnly)},
                           {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)}});
   c.validate();
   return c;

@@ -19,6 +19,7 @@
 
 #include "qla/dsl/Kernel.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -64,6 +65,23 @@ struct GdnForwardConfig {
   // warpgroup runs the recurrence (Xᵀ, Vnᵀ, Hᵀ) and hands Hᵀ and Vnᵀ (bf16) to an "output" warpgroup
   // (Oᵀ and its store), off the chain. Needs stages >= 2, BV = 64 and no in-kernel L2 norm.
   bool roles = false;
+  // gdn_chunk_forward with gdn_chunk_inverse's work inside it (issue 4; FlashInfer's structure): a
+  // producer warpgroup issues the TMA loads, an "aux" warpgroup makes each chunk's a and aqk
+  // (chunkMatrices) and hands them over through shared-memory rings, up to `stages` chunks ahead of the
+  // BV / 64 "state" warpgroups (the recurrence and the output). No a / aqk in global memory, no inverse
+  // launch; takes β. Needs stages >= 2, no in-kernel L2 norm, K <= 128.
+  bool fuseInverse = false;
+  // The fused forward's setmaxnreg budgets a thread (0: the default for BV): their sum over the block's
+  // warpgroups is at most the block's share of the register file (65536 / threads, in steps of 8).
+  // BV = 64 (3 warpgroups, 168 a thread): 32 / 200 / 256, no spills; BV = 128 (4 warpgroups, 128):
+  // 24 / 168 / 160, the state warpgroups spill (they need 232 and the inverse's body 168: 656 > 512).
+  // Correct on the H200 but slower than the two kernels (run 53: 1.40–1.53 against 0.80 ms at (16,32)
+  // 4x8192; docs/warp-specialization.md): an option, not the default.
+  int64_t loadsRegs = 0, auxRegs = 0, stateRegs = 0;
+  struct RoleRegisters {
+    int64_t loads, aux, state;
+  };
+  RoleRegisters resolvedRoleRegisters() const;
   // gdn_chunk_forward in its state-only form (Kernel::dropLoopOutputs: no o): the segment-end and
   // transition runs of the context split (docs/context-split.md).
   bool stateOnly = false;
@@ -99,6 +117,14 @@ std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c);
 int64_t cumsumHeads(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c);
+
+/// One chunk's matrices for gdn_chunk_forward (bf16, C×C, rows at or past `valid` zero), from the chunk's
+/// q and k tiles and its gate and β columns (C×1, f32): aqk = (Qc Kcᵀ) ∘ Γ, handed to `useAqk` before
+/// a = Γ ∘ A₀ ∘ β_col is made (and handed to `useA`). gdn_chunk_inverse stores them; the forward with
+/// fuse_inverse makes them in its aux role.
+void chunkMatrices(dsl::Kernel &k, const dsl::Tile &qc, const dsl::Tile &kc, const dsl::Tile &g, const dsl::Tile &beta,
+                   const dsl::Scalar &valid, const std::function<void(const dsl::Tile &)> &useAqk,
+                   const std::function<void(const dsl::Tile &)> &useA);
 /// The exact context split's correction scan over each sequence's segments (docs/context-split.md).
 std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c);
 /// Per (value head, segment) of a split batch: where its end run and its transition run start (the

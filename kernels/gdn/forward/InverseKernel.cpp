@@ -80,6 +80,27 @@ void headLoop(dsl::Kernel &k, int64_t heads, const std::function<void(Index)> &b
 
 } // namespace
 
+void chunkMatrices(dsl::Kernel &k, const Tile &qc, const Tile &kc, const Tile &g, const Tile &beta, const Scalar &valid,
+                   const std::function<void(const Tile &)> &useAqk, const std::function<void(const Tile &)> &useA) {
+  constexpr int64_t C = GdnForwardConfig::kChunk;
+  Tile kk = k.gemm(kc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
+  Tile qk = k.gemm(qc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
+  Tile rows = k.iota({C, C}, 0), cols = k.iota({C, C}, 1);
+  // Γ is written at each use; `cse` merges the two identical maps (one set of 32 exponentials a thread
+  // in the PTX), so Γ is live across the inverse, within the 168-register cap without spills.
+  auto gamma = [&] {
+    return k.map({k.broadcast(g, {C, C}, {0, 1}), k.broadcast(g, {C, C}, {1, 0}), rows, cols}, DType::f32,
+                 [&](const Scalars &e) { return select(e[2] >= e[3] && e[2] < valid, exp(e[0] - e[1]), 0.0); });
+  };
+  // aqk is used before the inverse is made, so that it is not live across it.
+  useAqk(k.map({qk, gamma()}, DType::bf16, [](const Scalars &e) { return (e[0] * e[1]).to(DType::bf16); }));
+  Tile n = k.map({kk, k.broadcast(beta, {C, C}, {0, 1}), rows, cols}, DType::f32,
+                 [&](const Scalars &x) { return select(x[2] > x[3] && x[2] < valid, x[0] * x[1], 0.0); });
+  Tile a0 = invertOnTensorCores(k, n, rows, cols);
+  useA(k.map({a0, gamma(), k.broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
+             [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }));
+}
+
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   c.validate();
   constexpr int64_t C = GdnForwardConfig::kChunk;
@@ -114,24 +135,10 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     Index hv = hvFirst + j;
     Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
     Tile beta = k->load(betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
-    Tile kk = k->gemm(kc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
-    Tile qk = k->gemm(qc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
-    Tile rows = k->iota({C, C}, 0), cols = k->iota({C, C}, 1);
-    Scalar valid = k->scalar(eos - t0); // rows of this chunk inside the sequence
-    // Γ is written at each use; `cse` merges the two identical maps (one set of 32 exponentials a thread
-    // in the PTX), so Γ is live across the inverse, within the 168-register cap without spills.
-    auto gamma = [&] {
-      return k->map({k->broadcast(g, {C, C}, {0, 1}), k->broadcast(g, {C, C}, {1, 0}), rows, cols}, DType::f32,
-                    [&](const Scalars &e) { return select(e[2] >= e[3] && e[2] < valid, exp(e[0] - e[1]), 0.0); });
-    };
-    k->store(k->map({qk, gamma()}, DType::bf16, [](const Scalars &e) { return (e[0] * e[1]).to(DType::bf16); }), aqkOut,
-             {t0, hv * C}, {eos, c.HV * C});
-    Tile a = k->map({kk, k->broadcast(beta, {C, C}, {0, 1}), rows, cols}, DType::f32,
-                    [&](const Scalars &x) { return select(x[2] > x[3] && x[2] < valid, x[0] * x[1], 0.0); });
-    Tile a0 = invertOnTensorCores(*k, a, rows, cols);
-    k->store(k->map({a0, gamma(), k->broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
-                    [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }),
-             aOut, {t0, hv * C}, {eos, c.HV * C});
+    chunkMatrices(
+        *k, qc, kc, g, beta, k->scalar(eos - t0),
+        [&](const Tile &aqk) { k->store(aqk, aqkOut, {t0, hv * C}, {eos, c.HV * C}); },
+        [&](const Tile &a) { k->store(a, aOut, {t0, hv * C}, {eos, c.HV * C}); });
     });
     return Tiles{};
   });

@@ -174,3 +174,99 @@ func.func @register_tile_channel(%X: !qla.tensor<4096x64xbf16>, %O: !qla.tensor<
   }
   return
 }
+
+// -----
+
+// A tile the writing role shares (qla.share) and puts (what the fused GDN forward's aux role hands the
+// state role: a gemm's B operand, which the DSL makes shared where it is built): the share's register
+// tile is written into the ring's slot in its place and the share goes; the reader's gemm reads the slot.
+// CHECK-LABEL: func.func @shared_tile_channel(
+// CHECK: %[[RING:.*]] = qla.smem_alloc : !qla.tile<2x64x64xbf16, smem>
+// CHECK: qla.role_region "aux" {
+// CHECK: %[[T:.*]] = qla.fill
+// CHECK-NOT: qla.share %
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK-NEXT: %[[DST:.*]] = qla.slot %[[RING]][%{{.*}}]
+// CHECK-NEXT: qla.share_into %[[T]], %[[DST]]
+// CHECK-NEXT: nvgpu.mbarrier.arrive
+// CHECK-NOT: qla.channel_put
+// CHECK: qla.role_region "state" {
+// CHECK: %[[SRC:.*]] = qla.slot %[[RING]][%{{.*}}]
+// CHECK: qla.gemm %{{.*}}, %[[SRC]], %{{.*}}
+// CHECK-NOT: qla.channel_get
+// CHECK: return
+func.func @shared_tile_channel(%X: !qla.tensor<4096x64xbf16>, %O: !qla.tensor<4096x64xf32>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>,
+                qla.roles = [#qla.role<"aux", warpgroups = 1>, #qla.role<"state", warpgroups = 1>]} {
+  qla.role_region "aux" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    qla.for %c0 to %n step %c1 {
+    ^bb0(%i: index):
+      %t = qla.fill 1.0 : bf16 {qla.role = "aux"} : !qla.tile<64x64xbf16, frag>
+      %s = qla.share %t {qla.role = "aux"} : !qla.tile<64x64xbf16, frag> -> !qla.tile<64x64xbf16, smem>
+      qla.channel_put %s {channel = 0 : i64} : !qla.tile<64x64xbf16, smem>
+    } {stages = 2 : i64}
+  }
+  qla.role_region "state" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    qla.for %c0 to %n step %c1 {
+    ^bb0(%i: index):
+      %g = qla.channel_get {channel = 0 : i64} : !qla.tile<64x64xbf16, smem>
+      %z = qla.fill 0.0 : f32 {qla.role = "state"} : !qla.tile<64x64xf32, frag>
+      %row = arith.muli %i, %c64 : index
+      %a = qla.copy %X[%row, %c0] {qla.role = "state"} : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
+      %y = qla.gemm %a, %g, %z {qla.role = "state", transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+      qla.store %y, %O[%row, %c0] {qla.role = "state"} : !qla.tile<64x64xf32, frag>, !qla.tensor<4096x64xf32>
+    } {stages = 2 : i64}
+  }
+  return
+}
+
+// -----
+
+// A loop that reads a producer's copies and relays a shared tile that is neither a copy nor a share
+// (here the slot it got): a clear error, before any loop is rewritten (rewriting the reader first would
+// leave the checks looking at an erased loop: a crash before).
+func.func @relayed_shared_tile(%X: !qla.tensor<4096x64xbf16>, %O: !qla.tensor<4096x64xf32>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 384, 1, 1>,
+                qla.roles = [#qla.role<"loads", warpgroups = 1, registers = 0, producer = true>, #qla.role<"aux", warpgroups = 1>,
+                             #qla.role<"state", warpgroups = 1>]} {
+  qla.role_region "loads" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    qla.for %c0 to %n step %c1 {
+    ^bb0(%i: index):
+      %row = arith.muli %i, %c64 : index
+      %a = qla.copy %X[%row, %c0] {qla.role = "loads"} : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
+      qla.channel_put %a {channel = 0 : i64} : !qla.tile<64x64xbf16, smem>
+    } {stages = 2 : i64}
+  }
+  qla.role_region "aux" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    qla.for %c0 to %n step %c1 {
+    ^bb0(%i: index):
+      // expected-error @+1 {{the producer's loop may only compute offsets and put copies into channels for now}}
+      %g = qla.channel_get {channel = 0 : i64} : !qla.tile<64x64xbf16, smem>
+      qla.channel_put %g {channel = 1 : i64} : !qla.tile<64x64xbf16, smem>
+    } {stages = 2 : i64}
+  }
+  qla.role_region "state" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    qla.for %c0 to %n step %c1 {
+    ^bb0(%i: index):
+      %g = qla.channel_get {channel = 1 : i64} : !qla.tile<64x64xbf16, smem>
+      %z = qla.fill 0.0 : f32 {qla.role = "state"} : !qla.tile<64x64xf32, frag>
+      %y = qla.gemm %g, %g, %z {qla.role = "state", transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+      %row = arith.muli %i, %c64 : index
+      qla.store %y, %O[%row, %c0] {qla.role = "state"} : !qla.tile<64x64xf32, frag>, !qla.tensor<4096x64xf32>
+    } {stages = 2 : i64}
+  }
+  return
+}

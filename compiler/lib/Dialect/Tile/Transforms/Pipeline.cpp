@@ -275,13 +275,17 @@ void createRingsBeforeRoles(func::FuncOp kernel, PipelinedLoop &p, Location loc)
 /// parity: the first round passes), writes its part (qla.share_into) and arrives on full (count: the
 /// role's threads); each reading loop waits for full where it got the value, its gemms read the slot,
 /// and its warpgroups release it at the end of the iteration once their gemms are done.
+/// A tile the producing role shares (qla.share) and puts is written into the slot in the share's place.
 LogicalResult lowerFragmentChannels(func::FuncOp kernel) {
   SmallVector<ChannelPutOp> puts;
   kernel.walk([&](ChannelPutOp put) {
-    if (put.getValue().getType().isFragment())
+    auto share = put.getValue().getDefiningOp<ShareOp>();
+    if (put.getValue().getType().isFragment() || (share && share->getBlock() == put->getBlock()))
       puts.push_back(put);
   });
   for (ChannelPutOp put : puts) {
+    ShareOp share = put.getValue().getDefiningOp<ShareOp>();
+    Value fragment = share ? share.getInput() : put.getValue();
     auto loop = dyn_cast<ForOp>(put->getParentOp());
     if (!loop || !put->getParentOfType<RoleRegionOp>())
       return put.emitError() << "a register tile crossing roles must be put in the body of a loop of a role "
@@ -302,7 +306,7 @@ LogicalResult lowerFragmentChannels(func::FuncOp kernel) {
                     "reaches it through shared memory)";
       releasers += threadGroup(get).threads / 128;
     }
-    TileType value = put.getValue().getType();
+    auto value = cast<TileType>(fragment.getType());
     int64_t stages = std::max<int64_t>(1, static_cast<int64_t>(loop.getStages()));
     PipelinedLoop p{loop, stages, releasers};
     p.arrivals = threadGroup(put).threads;
@@ -315,9 +319,11 @@ LogicalResult lowerFragmentChannels(func::FuncOp kernel) {
     RingPosition at(b, loc, loop, loop.getInductionVar(), stages);
     Value released = b.create<arith::XOrIOp>(loc, at.parity, b.create<arith::ConstantIntOp>(loc, b.getI1Type(), 1));
     b.create<nvgpu::MBarrierTryWaitParityOp>(loc, p.empty, released, waitTicks(b, loc), at.slot);
-    b.create<ShareIntoOp>(loc, put.getValue(), b.create<SlotOp>(loc, slotType, ring, at.slot));
+    b.create<ShareIntoOp>(loc, fragment, b.create<SlotOp>(loc, slotType, ring, at.slot));
     b.create<nvgpu::MBarrierArriveOp>(loc, nvgpu::MBarrierTokenType::get(b.getContext()), p.full, at.slot);
     put.erase();
+    if (share && share->use_empty())
+      share.erase();
 
     for (ChannelGetOp get : gets) {
       auto reader = cast<ForOp>(get->getParentOp());
@@ -357,28 +363,36 @@ LogicalResult specializeChannels(func::FuncOp kernel) {
     if (!loop.getBodyBlock()->getOps<ChannelPutOp>().empty())
       producers.push_back(loop);
   });
+  // Every producer is checked before any loop is rewritten (rewriting a reader replaces its loop).
   for (ForOp loop : producers) {
     auto region = loop->getParentOfType<RoleRegionOp>();
     if (!region || loop->getParentOfType<ForOp>() || loop.getNumResults() != 0)
       return loop.emitError() << "a loop that puts into channels must be a top-level loop of a role region "
                                  "that carries nothing";
+    for (Operation &op : loop.getBodyBlock()->without_terminator()) {
+      if (auto put = dyn_cast<ChannelPutOp>(op)) {
+        auto copy = put.getValue().getDefiningOp<CopyOp>();
+        if (!copy || !copy.getResult().getType().isShared() || !copy->hasOneUse())
+          return put.emitError() << "only a copy into shared memory read by nothing else, a register tile, or a "
+                                    "register tile shared just for this, can go through a channel";
+        if (std::string why = whyNotTma(copy); !why.empty())
+          return copy.emitError() << "a copy into a channel must use TMA, and this one cannot: " << why;
+      } else if (!isa<CopyOp>(op) && !isPure(&op)) {
+        return op.emitError() << "the producer's loop may only compute offsets and put copies into channels "
+                                 "for now";
+      }
+    }
+  }
+  for (ForOp loop : producers) {
     PipelinedLoop p{loop, std::max<int64_t>(1, static_cast<int64_t>(loop.getStages())), 0};
     llvm::DenseMap<int64_t, Value> ringOf;
     SmallVector<int64_t> channels;
     for (Operation &op : loop.getBodyBlock()->without_terminator()) {
       if (auto put = dyn_cast<ChannelPutOp>(op)) {
         auto copy = put.getValue().getDefiningOp<CopyOp>();
-        if (!copy || !copy.getResult().getType().isShared() || !copy->hasOneUse())
-          return put.emitError() << "only a copy into shared memory, read by nothing else, can go through a "
-                                    "channel for now (register tiles across roles are not lowered yet)";
-        if (std::string why = whyNotTma(copy); !why.empty())
-          return copy.emitError() << "a copy into a channel must use TMA, and this one cannot: " << why;
         p.copies.push_back(copy);
         channels.push_back(put.getChannel());
         p.txBytes += copy.getResult().getType().getSizeInBytes();
-      } else if (!isa<CopyOp>(op) && !isPure(&op)) {
-        return op.emitError() << "the producer's loop may only compute offsets and put copies into channels "
-                                 "for now";
       }
     }
     SmallVector<ForOp> consumers;
