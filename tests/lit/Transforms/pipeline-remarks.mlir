@@ -185,3 +185,54 @@ func.func @nested(%A: !qla.tensor<4096x64xbf16>, %n: index) attributes {qla.kern
   }
   return
 }
+
+// -----
+
+// A loop over at most one item from its lower bound (upper bound min(lb + 1, n), as a block's share of
+// a range) asks for three stages and gets a ring of one slot: more would never be filled.
+// CHECK-LABEL: func.func @at_most_one_iteration
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>>
+// CHECK: qla.smem_alloc : !qla.tile<1x64x64xbf16, smem>
+func.func @at_most_one_iteration(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x64xf32>, %first: index, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %next = arith.addi %first, %c1 : index
+  %last = arith.minsi %next, %n : index
+  // expected-remark @+1 {{ring of 1 slot: the loop runs at most 1 iteration}}
+  qla.for %first to %last step %c1 {
+  ^bb0(%k: index):
+    %row = arith.muli %k, %c64 : index
+    %a = qla.copy %A[%row, %c0] : !qla.tensor<1024x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    %z = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
+    %y = qla.gemm %a, %a, %z {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+    qla.store %y, %C[%row, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<1024x64xf32>
+    qla.yield
+  } {stages = 3 : i64}
+  return
+}
+
+// -----
+
+// Constant bounds: two iterations, two slots of the three asked for.
+// CHECK-LABEL: func.func @two_iterations
+// CHECK: qla.smem_alloc : !qla.tile<2x64x64xbf16, smem>
+func.func @two_iterations(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x64xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  // expected-remark @+1 {{ring of 2 slots: the loop runs at most 2 iterations}}
+  qla.for %c0 to %c2 step %c1 {
+  ^bb0(%k: index):
+    %row = arith.muli %k, %c64 : index
+    %a = qla.copy %A[%row, %c0] : !qla.tensor<1024x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    %z = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
+    %y = qla.gemm %a, %a, %z {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+    qla.store %y, %C[%row, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<1024x64xf32>
+    qla.yield
+  } {stages = 3 : i64}
+  return
+}

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace qla {
@@ -256,6 +257,33 @@ void buildSteadyState(PipelinedLoop &p, ArrayRef<std::pair<Value, Value>> fromSl
   loop.erase();
 }
 
+/// At most how many iterations `loop` runs, where its bounds say: constant bounds, or an upper bound
+/// min(lb + n, …) with a constant step (a loop over at most n items from lb, as a block's share of a
+/// grid-strided range).
+std::optional<int64_t> maxTripCount(ForOp loop) {
+  auto constant = [](Value v) -> std::optional<int64_t> {
+    APInt c;
+    if (matchPattern(v, m_ConstantInt(&c)))
+      return c.getSExtValue();
+    return std::nullopt;
+  };
+  std::optional<int64_t> step = constant(loop.getStep());
+  if (!step || *step <= 0)
+    return std::nullopt;
+  auto trips = [&](int64_t span) { return std::max<int64_t>(0, (span + *step - 1) / *step); };
+  std::optional<int64_t> lb = constant(loop.getLowerBound()), ub = constant(loop.getUpperBound());
+  if (lb && ub)
+    return trips(*ub - *lb);
+  if (auto min = loop.getUpperBound().getDefiningOp<arith::MinSIOp>())
+    for (Value side : {min.getLhs(), min.getRhs()})
+      if (auto add = side.getDefiningOp<arith::AddIOp>())
+        for (auto [x, n] : {std::pair(add.getLhs(), add.getRhs()), std::pair(add.getRhs(), add.getLhs())})
+          if (x == loop.getLowerBound())
+            if (std::optional<int64_t> count = constant(n))
+              return trips(*count);
+  return std::nullopt;
+}
+
 Value threadIndex(OpBuilder &b, Location loc) {
   return b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), b.create<NVVM::ThreadIdXOp>(loc, b.getI32Type()));
 }
@@ -488,6 +516,13 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
     if (p.stages < 2) {
       loop.emitRemark() << "not pipelined: stages = " << p.stages << " (ask for at least 2)";
       return success();
+    }
+    // Slots past the loop's last iteration would never be filled: a loop of at most n iterations gets
+    // n (one slot when it runs once: TMA copies without a ring's shared memory).
+    if (std::optional<int64_t> trips = maxTripCount(loop); trips && *trips < p.stages) {
+      p.stages = std::max<int64_t>(1, *trips);
+      loop.emitRemark() << "ring of " << p.stages << " slot" << (p.stages > 1 ? "s" : "")
+                        << ": the loop runs at most " << *trips << " iteration" << (*trips == 1 ? "" : "s");
     }
     if (loop->getParentOfType<ForOp>() || loop->getParentOfType<scf::ForOp>()) {
       // Each run of the outer loop would initialise the barriers and refill the slots again while
