@@ -102,17 +102,17 @@ TEST_CASE("qla-context-split splits a recurrence that is not GDN: a decayed line
   c.HV = kHeads;
   c.K = c.V = kD;
   HostTensor first{{2}, {0, double(S)}}, starts = zeros({S * kHeads * kD, kD});
-  qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &transitions, &starts}, {kHeads, 1, 1});
+  qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &transitions, &starts, &runs}, {kHeads, 1, 1});
   HostTensor finals = zeros({S * kHeads * kD, kD});
   decayedState("")->interpret({&segCu, &keys, &v, &decay, &starts, &finals}, {kHeads, S, 1});
   std::vector<double> split(finals.data.end() - kHeads * kD * kD, finals.data.end());
   double err = relL2(split, whole.data);
   INFO("split vs unsplit final state: " << err);
   CHECK(err <= 1e-4);
-  // Without the transitions (the correction adding ends only) the non-decaying head is far off.
-  HostTensor noTransitions = zeros({S * kHeads * kD, kD}), starts2 = zeros({S * kHeads * kD, kD}),
-             finals2 = zeros({S * kHeads * kD, kD});
-  qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &noTransitions, &starts2}, {kHeads, 1, 1});
+  // Transition runs of no chunk (windows that reached the threshold) make the correction skip the
+  // transitions, given or not: ends only, and the non-decaying head is far off.
+  HostTensor noRuns = zeros({S * kHeads}), starts2 = zeros({S * kHeads * kD, kD}), finals2 = zeros({S * kHeads * kD, kD});
+  qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &transitions, &starts2, &noRuns}, {kHeads, 1, 1});
   decayedState("")->interpret({&segCu, &keys, &v, &decay, &starts2, &finals2}, {kHeads, S, 1});
   std::vector<double> wrong(finals2.data.end() - kHeads * kD * kD, finals2.data.end());
   CHECK(relL2(wrong, whole.data) > 1e-2);

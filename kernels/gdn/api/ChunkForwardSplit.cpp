@@ -27,7 +27,8 @@ void checkSplitTensors(const ChunkForwardShape &sh, size_t which, const Json &ma
   cumsum.push_back("chunk_totals");
   const std::array<std::vector<std::string>, 6> expected{
       std::vector<std::string>{"first_segment", "segment_cu_seqlens", "q"}, state, state,
-      {"first_segment", "initial_state", "segment_ends", "transitions", "segment_starts"}, cumsum,
+      {"first_segment", "initial_state", "segment_ends", "transitions", "segment_starts", "transition_run_chunks"},
+      cumsum,
       {"first_segment", "segment_cu_seqlens", "chunk_totals", "log_gate_threshold", "end_run_chunks",
        "transition_run_chunks"}};
   std::vector<std::string> got;
@@ -214,7 +215,8 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
          {segCu, q, k, v, gcum, a, aqk, o, starts, transitions, transitionRuns}, stream,
          {u32(sh.HV * (sh.K / sh.BV)), segs, 1});
   launch(names[3], images_.splitManifests[3], split_[3],
-         {first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts}, stream,
+         {first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts, transitionRuns},
+         stream,
          {u32(sh.HV * (sh.V / 64)), u32(N), 1});
   const int64_t bv = forwardTile(S, t.split);
   const std::vector<TensorArg> mainRun =

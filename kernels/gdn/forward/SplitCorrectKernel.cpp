@@ -5,6 +5,10 @@
 // gdn_chunk_forward's state (Sᵀ, 64×K, f32):
 //   S_{s+1}ᵀ = S_sᵀ·A_sᵀ + E_sᵀ
 // with both f32 operands entering the tensor cores as bf16 hi + lo parts (hi·hi + hi·lo + lo·hi).
+// A segment whose transition run ran no chunk (gdn_split_windows: its window reached the log-gate
+// threshold, so the transition is zero) takes S_{s+1} = E_s without loading A_s or multiplying: in the
+// truncated mode that is every segment of every head that decays, and the scan is then loads and
+// stores only (with the product it was a quarter of a (2,8) 1x32768 call: run 57).
 #include "gdn/forward/GdnForward.h"
 
 namespace qla::gdn {
@@ -24,6 +28,7 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c) {
   auto ends = k->tensor("segment_ends", {-1, V}, DType::f32);        // [segments · HV · K, V]
   auto transitions = k->tensor("transitions", {-1, K}, DType::f32);  // [segments · HV · K, K]
   auto starts = k->tensor("segment_starts", {-1, V}, DType::f32);    // [segments · HV · K, V]
+  auto runs = k->tensor("transition_run_chunks", {-1}, DType::i64);  // [segments · HV]
   k->threads(128);
   k->grid(c.HV * slices, -1); // (value head and columns, sequence)
   Index hv = k->blockId(0) / slices, vb = k->blockId(0) - hv * slices, n = k->blockId(1);
@@ -36,13 +41,21 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c) {
   k->storeTransposed(s0, starts, {(begin * c.HV + hv) * K, vb * BV});
   k->loop(begin, end - 1, 1, 1, {s0}, [&](Index s, const Tiles &carried) {
     Index row = (s * c.HV + hv) * K;
-    Tile sHi = hi(carried[0]), sLo = lo(carried[0], sHi);
-    Tile a = k->load(transitions, {row, 0}, {K, K});
-    Tile aHi = hi(a);
-    Tile aHiShared = k->share(aHi), aLoShared = k->share(lo(a, aHi));
-    Tile next = k->gemm(sHi, aHiShared, k->loadTransposed(ends, {row, vb * BV}, {BV, K}), {.b = true});
-    next = k->gemm(sHi, aLoShared, next, {.b = true});
-    next = k->gemm(sLo, aHiShared, next, {.b = true});
+    auto end = [&] { return k->loadTransposed(ends, {row, vb * BV}, {BV, K}); };
+    // Two loops of one iteration or none (no branches in the DSL): E_sᵀ + S_sᵀ·A_sᵀ when the transition
+    // is not zero, else E_sᵀ. (E loaded after A is shared, as in one step: A's 128 registers a thread and
+    // E's 64 are never live together.)
+    Index product = k->min(k->loadIndex(runs, {s * c.HV + hv}), Index(1));
+    Tile withProduct = k->loop(0, product, 1, 1, {carried[0]}, [&](Index, const Tiles &state) {
+      Tile sHi = hi(state[0]), sLo = lo(state[0], sHi);
+      Tile a = k->load(transitions, {row, 0}, {K, K});
+      Tile aHi = hi(a);
+      Tile aHiShared = k->share(aHi), aLoShared = k->share(lo(a, aHi));
+      Tile sum = k->gemm(sHi, aHiShared, end(), {.b = true});
+      sum = k->gemm(sHi, aLoShared, sum, {.b = true});
+      return Tiles{k->gemm(sLo, aHiShared, sum, {.b = true})};
+    })[0];
+    Tile next = k->loop(0, Index(1) - product, 1, 1, {withProduct}, [&](Index, const Tiles &) { return Tiles{end()}; })[0];
     k->storeTransposed(next, starts, {row + c.HV * K, vb * BV});
     return Tiles{next};
   });
