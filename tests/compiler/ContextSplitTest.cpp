@@ -111,7 +111,8 @@ TEST_CASE("qla-context-split splits a recurrence that is not GDN: a decayed line
   CHECK(err <= 1e-4);
   // Transition runs of no chunk (windows that reached the threshold) make the correction skip the
   // transitions, given or not: ends only, and the non-decaying head is far off.
-  HostTensor noRuns = zeros({S * kHeads}), starts2 = zeros({S * kHeads * kD, kD}), finals2 = zeros({S * kHeads * kD, kD});
+  HostTensor noRuns = zeros({S * kHeads}), starts2 = zeros({S * kHeads * kD, kD}),
+             finals2 = zeros({S * kHeads * kD, kD});
   qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &transitions, &starts2, &noRuns}, {kHeads, 1, 1});
   decayedState("")->interpret({&segCu, &keys, &v, &decay, &starts2, &finals2}, {kHeads, S, 1});
   std::vector<double> wrong(finals2.data.end() - kHeads * kD * kD, finals2.data.end());

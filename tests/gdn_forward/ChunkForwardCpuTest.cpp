@@ -12,6 +12,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -84,7 +85,8 @@ double relL2(const std::vector<double> &got, const std::vector<double> &want) {
 
 /// Runs one call of `fwd` (config `c`) on the CPU and returns o and the final state.
 GdnOutputs runOnCpu(ChunkForward &fwd, const GdnForwardConfig &c, const GdnProblem &p, const GdnInputs &in,
-                    const SplitPolicy &policy, const GdnVarlenSplit *varlenSplit) {
+                    const SplitPolicy &policy, const GdnVarlenSplit *varlenSplit,
+                    std::vector<std::string> *launched = nullptr) {
   std::map<std::string, std::unique_ptr<dsl::Kernel>> kernels;
   for (const GdnPackageKernel &k : gdnForwardPackage(c, true))
     kernels[k.folder] = buildGdnKernel(k.kernel, k.settings.empty() ? c : withGdnSettings(c, k.settings));
@@ -142,6 +144,8 @@ GdnOutputs runOnCpu(ChunkForward &fwd, const GdnForwardConfig &c, const GdnProbl
       return;
     }
     INFO("kernel " << name);
+    if (launched)
+      launched->push_back(name);
     REQUIRE(kernels.count(name));
     std::vector<HostTensor *> args;
     for (const TensorArg &a : ts)
@@ -300,7 +304,9 @@ TEST_CASE("ChunkForward with fuse_inverse (a and aqk made in the forward's aux r
   SplitPolicy policy{.sms = 132, .segmentTokens = split ? 128 : 0, .enabled = split};
   INFO("K = V = " << d << ", split " << split);
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = 9, .gate = GdnGateKind::mixedDecay}));
-  GdnOutputs got = runOnCpu(fwd, c, p, in, policy, nullptr);
+  std::vector<std::string> launched;
+  GdnOutputs got = runOnCpu(fwd, c, p, in, policy, nullptr, &launched);
+  CHECK(std::count(launched.begin(), launched.end(), "gdn_chunk_inverse") == (split ? 1 : 0));
   GdnOutputs want = gdnRecurrentReference(p, in);
   const double eo = relL2(got.o.data, want.o.data), es = relL2(got.finalState.data, want.finalState.data);
   INFO("o " << eo << ", final state " << es);

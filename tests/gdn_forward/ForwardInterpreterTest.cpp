@@ -111,6 +111,21 @@ TEST_CASE("gdn forward refuses what it does not support", "[gdn]") {
   c.K = 128;
   c.BV = 48;
   CHECK_THROWS_WITH(c.validate(), "gdn forward: BV = 48 must be a multiple of 64 (a warpgroup each) that divides V = 128");
+  c.BV = 64;
+  // The fused forward: its loads through the producer's TMA rings, its role budgets within the block's.
+  using Catch::Matchers::ContainsSubstring;
+  c.fuseInverse = true;
+  CHECK_THROWS_WITH(c.validate(), ContainsSubstring("fuse_inverse = 1 needs stages >= 2"));
+  c.stages = 2;
+  CHECK_NOTHROW(c.validate());
+  c.stateOnly = true;
+  CHECK_THROWS_WITH(c.validate(), ContainsSubstring("state_only = 0"));
+  c.stateOnly = false;
+  c.BV = 128;
+  c.stateRegs = 232; // 24 + 168 + 2 · 232 > 4 · 128
+  CHECK_THROWS_WITH(c.validate(), ContainsSubstring("is at most 512 (128 a thread)"));
+  c.fuseInverse = false;
+  CHECK_THROWS_WITH(c.validate(), ContainsSubstring("they need fuse_inverse = 1"));
 }
 
 TEST_CASE("gdn forward with states stored [V][K] (state_v_first) on the interpreter", "[gdn][interpreter]") {

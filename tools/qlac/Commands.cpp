@@ -157,7 +157,9 @@ int compileCommand(const Args &args) {
                "gdn_* settings: H, HV (required), K, V (64|128|256), BV (multiple of 64), scale, precise (0..2),\n"
                "inverse_blocks_per_sm (-1: 3, or 2 at K = 256; 0..16), inverse_chunks, inverse_stages (1..4),\n"
                "inverse_heads (divides HV/H), stages (1..4), gate_in_kernel, l2norm, initial_state,\n"
-               "final_state, state_v_first, roles, state_only, chunk_totals (0|1), split_run (0: none, 1: the\n"
+               "final_state, state_v_first, roles, state_only, chunk_totals (0|1), fuse_inverse (0|1: the\n"
+               "inverse in the forward's aux role; loads_regs, aux_regs, state_regs: its roles' budgets),\n"
+               "split_run (0: none, 1: the\n"
                "context split's segment ends, 2: its transitions, 3: the chunks' log-decays; qla-context-split),\n"
                "split_tokens (the planner's segment length, a multiple of 64; host-side: the kernels ignore it).\n");
     return 0;

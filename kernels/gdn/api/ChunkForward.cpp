@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -78,12 +79,23 @@ static int64_t configSetting(const Json &manifest, const std::string &name, int6
 }
 
 bool detail::fusesInverse(const Json &forwardManifest) {
-  if (!forwardManifest.contains("params"))
-    return false;
+  // The tensors ahead of the states: a two-kernel build takes a and aqk, a fused one β in their place.
+  const std::vector<std::string> twoKernels{"cu_seqlens", "q", "k", "v", "gcum", "a", "aqk", "o"},
+      fused{"cu_seqlens", "q", "k", "v", "gcum", "beta", "o"};
+  std::vector<std::string> got;
   for (const Json &p : forwardManifest.at("params").asArray())
-    if (p.contains("name") && p.at("name").asString() == "beta")
-      return true;
-  return false;
+    if (p.at("kind").asString() == "tensor")
+      got.push_back(p.at("name").asString());
+  auto startsWith = [&](const std::vector<std::string> &head) {
+    return got.size() >= head.size() && std::equal(head.begin(), head.end(), got.begin());
+  };
+  if (startsWith(fused))
+    return true;
+  if (startsWith(twoKernels))
+    return false;
+  throw Error(fmt::format("{}: gdn_chunk_forward takes tensors ({}), expected ({}, ...) or, built with fuse_inverse, "
+                          "({}, ...)",
+                          kWho, fmt::join(got, ", "), fmt::join(twoKernels, ", "), fmt::join(fused, ", ")));
 }
 
 ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)

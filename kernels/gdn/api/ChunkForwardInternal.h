@@ -41,7 +41,8 @@ void checkSplitTensors(const ChunkForwardShape &sh, size_t which, const Json &ma
 /// The plan's tables cut its cu_seqlens into segments, and its counts and device tables are the ones
 /// runSplit sizes grids and reads by.
 bool consistentVarlenSplit(const GdnVarlenSplit &vs, bool onDevice);
-/// A gdn_chunk_forward built with fuse_inverse (its manifest's tensors name β): it takes β instead of a and aqk.
+/// Whether a gdn_chunk_forward build fuses the inverse (its tensors: β in the place of a and aqk); throws
+/// qla::Error naming the tensors when they are neither list.
 bool fusesInverse(const Json &forwardManifest);
 
 } // namespace detail

@@ -215,7 +215,8 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
          {segCu, q, k, v, gcum, a, aqk, o, starts, transitions, transitionRuns}, stream,
          {u32(sh.HV * (sh.K / sh.BV)), segs, 1});
   launch(names[3], images_.splitManifests[3], split_[3],
-         {first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts, transitionRuns},
+         {first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts,
+          transitionRuns},
          stream,
          {u32(sh.HV * (sh.V / 64)), u32(N), 1});
   const int64_t bv = forwardTile(S, t.split);

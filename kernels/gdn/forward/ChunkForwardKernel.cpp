@@ -2,7 +2,8 @@
 // with the state held transposed, Hᵀ (BV×K, f32), so that every product has the f32 operand as A and
 // wgmma reads it from registers (no shared-memory round trip on the recurrence):
 //   Xᵀ  = Hᵀ·Kcᵀ              (G along columns: the chunk's tokens)
-//   Vnᵀ = Vcᵀ·aᵀ − (Xᵀ ∘ exp(G)ᵀ)·aᵀ   (a = Γ ∘ A₀ ∘ β_col from gdn_chunk_inverse; Γ_ij = exp(G_i − G_j);
+//   Vnᵀ = Vcᵀ·aᵀ − (Xᵀ ∘ exp(G)ᵀ)·aᵀ   (a = Γ ∘ A₀ ∘ β_col from gdn_chunk_inverse, or made here with
+//                                      fuse_inverse; Γ_ij = exp(G_i − G_j);
 //                                      Vc, bf16, enters the tensor cores exactly from shared memory)
 //   Oᵀ  = scale·[(Hᵀ·Qcᵀ) ∘ exp(G)ᵀ + Vnᵀ·aqkᵀ]   (aqk = (Qc Kcᵀ) ∘ Γ, lower-inclusive)
 //   Hᵀ ← exp(G_last)·Hᵀ + (Vnᵀ ∘ exp(G_last − G)ᵀ)·Kc

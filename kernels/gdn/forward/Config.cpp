@@ -28,18 +28,24 @@ void GdnForwardConfig::validate() const {
     throw fail(fmt::format("roles = 1 needs stages >= 2 (TMA loads by the producer), BV = 64 (one state warpgroup) "
                            "and l2norm = 0, got stages = {}, BV = {}, l2norm = {}",
                            stages, BV, l2normQK ? 1 : 0));
-  if (fuseInverse && (roles || stages < 2 || l2normQK || K > 128 || splitRun))
+  if (fuseInverse && (roles || stages < 2 || l2normQK || K > 128 || splitRun || stateOnly))
     throw fail(fmt::format("fuse_inverse = 1 needs stages >= 2 (TMA loads by the producer), l2norm = 0, K <= 128, "
-                           "roles = 0 and split_run = 0, got stages = {}, l2norm = {}, K = {}, roles = {}, split_run = {}",
-                           stages, l2normQK ? 1 : 0, K, roles ? 1 : 0, splitRun));
+                           "roles = 0, split_run = 0 and state_only = 0, got stages = {}, l2norm = {}, K = {}, "
+                           "roles = {}, split_run = {}, state_only = {}",
+                           stages, l2normQK ? 1 : 0, K, roles ? 1 : 0, splitRun, stateOnly ? 1 : 0));
+  if (!fuseInverse && (loadsRegs || auxRegs || stateRegs))
+    throw fail(fmt::format("loads_regs, aux_regs and state_regs are the fused forward's role budgets: they need "
+                           "fuse_inverse = 1, got {} / {} / {}",
+                           loadsRegs, auxRegs, stateRegs));
   if (fuseInverse) {
     RoleRegisters r = resolvedRoleRegisters();
+    // The block's share of the register file a thread (65536 / threads, in steps of 8), over its warpgroups.
     const int64_t warpgroups = 2 + BV / 64, cap = 65536 / (128 * warpgroups) / 8 * 8;
     if (r.loads + r.aux + BV / 64 * r.state > cap * warpgroups || std::min({r.loads, r.aux, r.state}) < 24 ||
         std::max({r.loads, r.aux, r.state}) > 256 || r.loads % 8 || r.aux % 8 || r.state % 8)
-      throw fail(fmt::format("fuse_inverse: the roles' registers (loads_regs = {}, aux_regs = {}, state_regs = {} for {} "
-                             "state warpgroups) must be multiples of 8 from 24 to 256 whose sum over the block's {} "
-                             "warpgroups is at most {} ({} a thread)",
+      throw fail(fmt::format("fuse_inverse: the roles' registers (loads_regs = {}, aux_regs = {}, state_regs = {} "
+                             "for {} state warpgroups) must be multiples of 8 from 24 to 256 whose sum over the "
+                             "block's {} warpgroups is at most {} ({} a thread)",
                              r.loads, r.aux, r.state, BV / 64, warpgroups, cap * warpgroups, cap));
   }
   if (splitRun < 0 || splitRun > 3)

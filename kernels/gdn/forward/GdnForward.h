@@ -75,8 +75,9 @@ struct GdnForwardConfig {
   // warpgroups is at most the block's share of the register file (65536 / threads, in steps of 8).
   // BV = 64 (3 warpgroups, 168 a thread): 32 / 200 / 256, no spills; BV = 128 (4 warpgroups, 128):
   // 24 / 168 / 160, the state warpgroups spill (they need 232 and the inverse's body 168: 656 > 512).
-  // Correct on the H200 but slower than the two kernels (run 53: 1.40–1.53 against 0.80 ms at (16,32)
-  // 4x8192; docs/warp-specialization.md): an option, not the default.
+  // Slower than the two kernels today (docs/warp-specialization.md): an option, not the default. On a
+  // split call the inverse still runs for the end and transition runs, and the main run makes a and aqk
+  // again.
   int64_t loadsRegs = 0, auxRegs = 0, stateRegs = 0;
   struct RoleRegisters {
     int64_t loads, aux, state;

@@ -7,8 +7,10 @@
 // with both f32 operands entering the tensor cores as bf16 hi + lo parts (hi·hi + hi·lo + lo·hi).
 // A segment whose transition run ran no chunk (gdn_split_windows: its window reached the log-gate
 // threshold, so the transition is zero) takes S_{s+1} = E_s without loading A_s or multiplying: in the
-// truncated mode that is every segment of every head that decays, and the scan is then loads and
-// stores only (with the product it was a quarter of a (2,8) 1x32768 call: run 57).
+// truncated mode that is every segment whose window reached the threshold (heads that decay slower take
+// the product: their transition runs ran), and the scan is then loads and stores only (with the product
+// it was a quarter of a (2,8) 1x32768 call: run 57). A non-finite S_s does not reach S_{s+1} there, as it
+// would not through the decay the window dropped.
 #include "gdn/forward/GdnForward.h"
 
 namespace qla::gdn {
@@ -41,7 +43,7 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c) {
   k->storeTransposed(s0, starts, {(begin * c.HV + hv) * K, vb * BV});
   k->loop(begin, end - 1, 1, 1, {s0}, [&](Index s, const Tiles &carried) {
     Index row = (s * c.HV + hv) * K;
-    auto end = [&] { return k->loadTransposed(ends, {row, vb * BV}, {BV, K}); };
+    auto segmentEnd = [&] { return k->loadTransposed(ends, {row, vb * BV}, {BV, K}); };
     // Two loops of one iteration or none (no branches in the DSL): E_sᵀ + S_sᵀ·A_sᵀ when the transition
     // is not zero, else E_sᵀ. (E loaded after A is shared, as in one step: A's 128 registers a thread and
     // E's 64 are never live together.)
@@ -51,11 +53,12 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c) {
       Tile a = k->load(transitions, {row, 0}, {K, K});
       Tile aHi = hi(a);
       Tile aHiShared = k->share(aHi), aLoShared = k->share(lo(a, aHi));
-      Tile sum = k->gemm(sHi, aHiShared, end(), {.b = true});
+      Tile sum = k->gemm(sHi, aHiShared, segmentEnd(), {.b = true});
       sum = k->gemm(sHi, aLoShared, sum, {.b = true});
       return Tiles{k->gemm(sLo, aHiShared, sum, {.b = true})};
     })[0];
-    Tile next = k->loop(0, Index(1) - product, 1, 1, {withProduct}, [&](Index, const Tiles &) { return Tiles{end()}; })[0];
+    Tile next = k->loop(0, Index(1) - product, 1, 1, {withProduct},
+                        [&](Index, const Tiles &) { return Tiles{segmentEnd()}; })[0];
     k->storeTransposed(next, starts, {row + c.HV * K, vb * BV});
     return Tiles{next};
   });

@@ -236,3 +236,57 @@ func.func @two_iterations(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x64
   } {stages = 3 : i64}
   return
 }
+
+// -----
+
+// Declined for another reason (a loop inside a loop): one remark, the reason; no ring is sized.
+// CHECK-LABEL: func.func @nested_short_loop
+// CHECK-NOT: nvgpu.mbarrier
+func.func @nested_short_loop(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x64xf32>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%j: index):
+    // expected-remark @+1 {{not pipelined: the loop is inside another loop}}
+    qla.for %c0 to %c2 step %c1 {
+    ^bb0(%k: index):
+      %row = arith.muli %k, %c64 : index
+      %a = qla.copy %A[%row, %c0] : !qla.tensor<1024x64xbf16> -> !qla.tile<64x64xbf16, smem>
+      %z = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
+      %y = qla.gemm %a, %a, %z {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+      qla.store %y, %C[%row, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<1024x64xf32>
+      qla.yield
+    } {stages = 3 : i64}
+    qla.yield
+  } {stages = 1 : i64}
+  return
+}
+
+// -----
+
+// An accumulating loop (the GEMM's K loop) of one iteration: one slot, filled in the prologue; the
+// steady state's release of the previous slot never runs (iteration 0 has none), so nothing waits for a
+// refill that is never issued.
+// CHECK-LABEL: func.func @accumulate_once
+// CHECK: qla.smem_alloc : !qla.tile<1x64x64xbf16, smem>
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: qla.gemm {{.*}} {async, transpose_b}
+func.func @accumulate_once(%A: !qla.tensor<64x64xbf16>, %C: !qla.tensor<64x64xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %acc0 = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
+  // expected-remark @+1 {{ring of 1 slot: the loop runs at most 1 iteration}}
+  %acc = qla.for %c0 to %c1 step %c1 iter_args(%acc0 : !qla.tile<64x64xf32, frag>) -> !qla.tile<64x64xf32, frag> {
+  ^bb0(%k: index, %a_acc: !qla.tile<64x64xf32, frag>):
+    %a = qla.copy %A[%c0, %c0] : !qla.tensor<64x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    %r = qla.gemm %a, %a, %a_acc {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+    qla.yield %r : !qla.tile<64x64xf32, frag>
+  } {stages = 4 : i64}
+  qla.store %acc, %C[%c0, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<64x64xf32>
+  return
+}

@@ -258,8 +258,8 @@ void buildSteadyState(PipelinedLoop &p, ArrayRef<std::pair<Value, Value>> fromSl
 }
 
 /// At most how many iterations `loop` runs, where its bounds say: constant bounds, or an upper bound
-/// min(lb + n, …) with a constant step (a loop over at most n items from lb, as a block's share of a
-/// grid-strided range).
+/// min(lb + n, …) with a constant step (a loop over at most n items from lb, as a block's contiguous
+/// slice of a range).
 std::optional<int64_t> maxTripCount(ForOp loop) {
   auto constant = [](Value v) -> std::optional<int64_t> {
     APInt c;
@@ -402,7 +402,7 @@ LogicalResult specializeChannels(func::FuncOp kernel) {
         auto copy = put.getValue().getDefiningOp<CopyOp>();
         if (!copy || !copy.getResult().getType().isShared() || !copy->hasOneUse())
           return put.emitError() << "only a copy into shared memory read by nothing else, a register tile, or a "
-                                    "register tile shared just for this, can go through a channel";
+                                    "tile shared (qla.share) in the putting loop's body can go through a channel";
         if (std::string why = whyNotTma(copy); !why.empty())
           return copy.emitError() << "a copy into a channel must use TMA, and this one cannot: " << why;
       } else if (!isa<CopyOp>(op) && !isPure(&op)) {
@@ -517,13 +517,6 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
       loop.emitRemark() << "not pipelined: stages = " << p.stages << " (ask for at least 2)";
       return success();
     }
-    // Slots past the loop's last iteration would never be filled: a loop of at most n iterations gets
-    // n (one slot when it runs once: TMA copies without a ring's shared memory).
-    if (std::optional<int64_t> trips = maxTripCount(loop); trips && *trips < p.stages) {
-      p.stages = std::max<int64_t>(1, *trips);
-      loop.emitRemark() << "ring of " << p.stages << " slot" << (p.stages > 1 ? "s" : "")
-                        << ": the loop runs at most " << *trips << " iteration" << (*trips == 1 ? "" : "s");
-    }
     if (loop->getParentOfType<ForOp>() || loop->getParentOfType<scf::ForOp>()) {
       // Each run of the outer loop would initialise the barriers and refill the slots again while
       // slower warpgroups may still read them.
@@ -544,6 +537,14 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
       p.txBytes += copy.getResult().getType().getSizeInBytes();
     }
 
+    // Slots past the loop's last iteration would never be filled: a loop of at most n iterations gets
+    // n (one slot when it runs once: TMA copies without a ring's shared memory). Never fewer slots than
+    // iterations: every slot is filled once, in the prologue, and none is refilled.
+    if (std::optional<int64_t> trips = maxTripCount(loop); trips && *trips < p.stages) {
+      p.stages = std::max<int64_t>(1, *trips);
+      loop.emitRemark() << "ring of " << p.stages << " slot" << (p.stages > 1 ? "s" : "")
+                        << ": the loop runs at most " << *trips << " iteration" << (*trips == 1 ? "" : "s");
+    }
     Location loc = loop.getLoc();
     OpBuilder b(loop);
     p.allocateRings(b, loc);

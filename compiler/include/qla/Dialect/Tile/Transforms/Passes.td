@@ -6,7 +6,8 @@ include "mlir/Pass/PassBase.td"
 def QlaPipeline : Pass<"qla-pipeline", "::mlir::ModuleOp"> {
   let summary = "Multi-buffer the copies of qla.for loops and overlap them with compute through TMA and mbarrier rings";
   let description = [{
-    For each `qla.for` with `stages` >= 2, every `qla.copy` of the body becomes a ring of `stages`
+    For each `qla.for` with `stages` >= 2, every `qla.copy` of the body becomes a ring of `stages` (or,
+    for a loop that runs at most n < `stages` iterations by its bounds, n)
     shared-memory slots filled by TMA (`qla.tma_load`) and guarded by two mbarrier rings: *full*
     (one arrive with expect_tx by the issuing thread, completed by the TMA bytes) and *empty* (one
     arrive per consumer warpgroup once its wgmma groups reading the slot have retired). Iteration i
