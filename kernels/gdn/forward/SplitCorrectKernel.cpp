@@ -1,10 +1,10 @@
 // gdn_split_correct: the correction scan of the exact context split (docs/context-split.md). For each
 // sequence n cut into segments first[n] … first[n + 1] − 1, with E_s each segment's end state from zero
 // and A_s its transition (per value head, states [K][V]): S_first = the sequence's initial state, then
-// S_{s+1} = A_s·S_s + E_s. Per (value head, 64 state columns, sequence), held transposed like
-// gdn_chunk_forward's state (Sᵀ, 64×K, f32):
-//   S_{s+1}ᵀ = S_sᵀ·A_sᵀ + E_sᵀ
-// with both f32 operands entering the tensor cores as bf16 hi + lo parts (hi·hi + hi·lo + lo·hi).
+// S_{s+1} = A_s·S_s + E_s. Per (value head, 64 state columns, sequence), S held as stored (K×64, f32), so
+// that a segment's end and start are plain row loads and stores (no transposing through shared memory):
+// the product takes A_s and S_s from shared memory, each f32 operand as bf16 hi + lo parts
+// (hi·hi + lo·hi + hi·lo).
 // A segment whose transition run ran no chunk (gdn_split_windows: its window reached the log-gate
 // threshold, so the transition is zero) takes S_{s+1} = E_s without loading A_s or multiplying: in the
 // truncated mode that is every segment whose window reached the threshold (heads that decay slower take
@@ -39,27 +39,28 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c) {
   auto lo = [&](const Tile &t, const Tile &h) {
     return k->map({t, h}, DType::bf16, [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
   };
-  Tile s0 = k->loadTransposed(initial, {(n * c.HV + hv) * K, vb * BV}, {BV, K});
-  k->storeTransposed(s0, starts, {(begin * c.HV + hv) * K, vb * BV});
+  Tile s0 = k->load(initial, {(n * c.HV + hv) * K, vb * BV}, {K, BV});
+  k->store(s0, starts, {(begin * c.HV + hv) * K, vb * BV});
   k->loop(begin, end - 1, 1, 1, {s0}, [&](Index s, const Tiles &carried) {
     Index row = (s * c.HV + hv) * K;
-    auto segmentEnd = [&] { return k->loadTransposed(ends, {row, vb * BV}, {BV, K}); };
-    // Two loops of one iteration or none (no branches in the DSL): E_sᵀ + S_sᵀ·A_sᵀ when the transition
-    // is not zero, else E_sᵀ. (E loaded after A is shared, as in one step: A's 128 registers a thread and
-    // E's 64 are never live together.)
+    auto segmentEnd = [&] { return k->load(ends, {row, vb * BV}, {K, BV}); };
+    // Two loops of one iteration or none (no branches in the DSL): E_s + A_s·S_s when the transition is
+    // not zero, else E_s. (E loaded after A is shared: A's 128 registers a thread and E's 64 are never
+    // live together.)
     Index product = k->min(k->loadIndex(runs, {s * c.HV + hv}), Index(1));
     Tile withProduct = k->loop(0, product, 1, 1, {carried[0]}, [&](Index, const Tiles &state) {
-      Tile sHi = hi(state[0]), sLo = lo(state[0], sHi);
+      Tile sHi = hi(state[0]);
+      Tile sHiShared = k->share(sHi), sLoShared = k->share(lo(state[0], sHi));
       Tile a = k->load(transitions, {row, 0}, {K, K});
       Tile aHi = hi(a);
       Tile aHiShared = k->share(aHi), aLoShared = k->share(lo(a, aHi));
-      Tile sum = k->gemm(sHi, aHiShared, segmentEnd(), {.b = true});
-      sum = k->gemm(sHi, aLoShared, sum, {.b = true});
-      return Tiles{k->gemm(sLo, aHiShared, sum, {.b = true})};
+      Tile sum = k->gemm(aHiShared, sHiShared, segmentEnd(), {});
+      sum = k->gemm(aLoShared, sHiShared, sum, {});
+      return Tiles{k->gemm(aHiShared, sLoShared, sum, {})};
     })[0];
     Tile next = k->loop(0, Index(1) - product, 1, 1, {withProduct},
                         [&](Index, const Tiles &) { return Tiles{segmentEnd()}; })[0];
-    k->storeTransposed(next, starts, {row + c.HV * K, vb * BV});
+    k->store(next, starts, {row + c.HV * K, vb * BV});
     return Tiles{next};
   });
   return k;
