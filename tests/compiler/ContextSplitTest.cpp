@@ -117,4 +117,17 @@ TEST_CASE("qla-context-split splits a recurrence that is not GDN: a decayed line
   decayedState("")->interpret({&segCu, &keys, &v, &decay, &starts2, &finals2}, {kHeads, S, 1});
   std::vector<double> wrong(finals2.data.end() - kHeads * kD * kD, finals2.data.end());
   CHECK(relL2(wrong, whole.data) > 1e-2);
+  // Per (segment, head): the non-decaying head 1 keeps its transitions, head 0 skips them. Head 1 stays
+  // exact (its counts are read at s · heads + 1, not head 0's) and head 0, whose past matters, is off.
+  HostTensor mixedRuns{{S * kHeads}, {0, 2, 0, 2, 0, 1}}, starts3 = zeros({S * kHeads * kD, kD}),
+      finals3 = zeros({S * kHeads * kD, kD});
+  qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &transitions, &starts3, &mixedRuns},
+                                               {kHeads, 1, 1});
+  decayedState("")->interpret({&segCu, &keys, &v, &decay, &starts3, &finals3}, {kHeads, S, 1});
+  auto headOf = [&](const HostTensor &states, int64_t head) {
+    auto from = states.data.end() - (kHeads - head) * kD * kD;
+    return std::vector<double>(from, from + kD * kD);
+  };
+  CHECK(relL2(headOf(finals3, 1), headOf(whole, 1)) <= 1e-4);
+  CHECK(relL2(headOf(finals3, 0), headOf(whole, 0)) > 1e-2);
 }
