@@ -2,7 +2,8 @@
 
 // Three gemms that do not read each other's results (the second takes the first's result as its
 // accumulator only, as the hi and lo halves of a product do) are issued back to back; the map that
-// reads neither overlaps them; one wait comes before the first op that reads a result in flight.
+// reads neither overlaps them; one wait comes before the first op that reads a result in flight (the
+// youngest: all of them).
 // CHECK-LABEL: func.func @independent(
 // CHECK: %[[X:.*]] = qla.gemm %{{.*}} {async}
 // CHECK-NEXT: %[[X2:.*]] = qla.gemm %{{.*}}, %{{.*}}, %[[X]] {async}
@@ -70,6 +71,41 @@ func.func @dependent(%a: !sm, %b: !sm, %n: index) attributes {qla.kernel, qla.bl
   ^bb0(%i: index, %hh: !acc):
     %u = qla.gemm %a, %b, %hh : !sm, !sm, !acc -> !acc
     qla.yield %u : !acc
+  }
+  return
+}
+
+// -----
+
+// A reader waits only for the gemms up to the youngest one it reads (qla.async_wait n, n the gemms
+// issued after that one): the map reading %x leaves %y and %z in flight, the map reading %y leaves %z;
+// the terminator waits for all.
+// CHECK-LABEL: func.func @partial(
+// CHECK: %[[X:.*]] = qla.gemm %{{.*}} {async}
+// CHECK-NEXT: %[[Y:.*]] = qla.gemm %{{.*}} {async}
+// CHECK-NEXT: %[[Z:.*]] = qla.gemm %{{.*}} {async}
+// CHECK-NEXT: qla.async_wait 2
+// CHECK-NEXT: qla.map %[[X]]
+// CHECK: qla.async_wait 1
+// CHECK-NEXT: qla.map %[[Y]], %[[X]]
+// CHECK: qla.async_wait 0
+// CHECK-NEXT: return
+!acc = !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+!sm = !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+func.func @partial(%a: !sm, %b: !sm) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %z0 = qla.fill 0.0 : f32 : !acc
+  %x = qla.gemm %a, %b, %z0 : !sm, !sm, !acc -> !acc
+  %y = qla.gemm %b, %a, %z0 : !sm, !sm, !acc -> !acc
+  %z = qla.gemm %a, %a, %z0 : !sm, !sm, !acc -> !acc
+  %m = qla.map %x : !acc -> !acc {
+  ^bb0(%e: f32):
+    %d = arith.addf %e, %e : f32
+    qla.yield %d : f32
+  }
+  %n = qla.map %y, %x : !acc, !acc -> !acc {
+  ^bb0(%e: f32, %g: f32):
+    %d = arith.addf %e, %g : f32
+    qla.yield %d : f32
   }
   return
 }

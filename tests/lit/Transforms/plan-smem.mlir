@@ -162,6 +162,32 @@ func.func @async_until_wait(%f: !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpg
 
 // -----
 
+// A partial wait ends a tile's life when enough gemms were issued after the one reading it:
+// `qla.async_wait 1` after two gemms completes the first (%a's bytes are free for %c) but not the
+// second (%b keeps its bytes, so %d, made before the next wait, gets bytes of its own).
+// CHECK-LABEL: func.func @partial_wait(
+// CHECK-SAME: qla.smem_bytes = 25600 : i64
+// expected-error @+1 {{shared memory needed (25600 bytes) exceeds the budget of 1000 bytes}}
+func.func @partial_wait(%f: !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.share %{{.*}} {qla.smem_offset = 0 : i64}
+  %a = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %r1 = qla.gemm %a, %a, %acc {async, transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.share %{{.*}} {qla.smem_offset = 8192 : i64}
+  %b = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %r2 = qla.gemm %b, %b, %acc {async, transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  qla.async_wait 1
+  // CHECK: qla.share %{{.*}} {qla.smem_offset = 0 : i64}
+  %c = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %r3 = qla.gemm %c, %c, %acc {async, transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.share %{{.*}} {qla.smem_offset = 16384 : i64}
+  %d = qla.share %f : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  qla.async_wait 0
+  return
+}
+
+// -----
+
 // A store of a 2-byte accumulator fragment may go through scratch (16-byte pieces instead of 4-byte
 // pairs), but only where the scratch fits in the bytes the kernel needs anyway: staging never lowers
 // occupancy. %early's 8192 bytes fit in the tri_inverse's 32768 (dead by then); %late would need a

@@ -3,7 +3,7 @@
 #include "qla/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace qla {
 #define GEN_PASS_DEF_QLAOVERLAPGEMMS
@@ -15,43 +15,55 @@ using namespace qla;
 
 namespace {
 
-/// Whether `op` (or an op in its regions) reads one of `inFlight`, not counting `skip`.
-bool readsAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &inFlight, OpOperand *skip = nullptr) {
+constexpr int64_t kMaxPendingGroups = 7; // what qla.async_wait takes
+
+/// Whether `op` (or an op in its regions) reads `value`, not counting `skip`.
+bool reads(Operation *op, Value value, OpOperand *skip = nullptr) {
   bool found = false;
   op->walk([&](Operation *inner) {
     for (OpOperand &use : inner->getOpOperands())
-      if (&use != skip && inFlight.contains(use.get()))
+      if (&use != skip && use.get() == value)
         found = true;
     return found ? WalkResult::interrupt() : WalkResult::advance();
   });
   return found;
 }
 
-/// Gemms of `block` issued asynchronously, with a wait before the first op that needs one in flight.
+/// Gemms of `block` issued asynchronously (each its own wgmma group), with a wait before the first op
+/// that needs one in flight: `qla.async_wait n` with n the gemms issued after the youngest one it needs,
+/// so the groups issued later stay in flight. Gemms in nested blocks are not counted: fewer groups
+/// counted than issued only makes a wait stricter.
 void overlap(Block &block) {
-  llvm::SmallPtrSet<Value, 8> inFlight;
-  bool anyAsync = false; // gemms made asynchronous elsewhere (qla-pipeline) keep their own waits
+  SmallVector<Value> inFlight; // in issue order, oldest first
   for (Operation &op : block)
     if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm.getAsync())
-      anyAsync = true;
-  if (anyAsync)
-    return;
+      return; // gemms made asynchronous elsewhere (qla-pipeline) keep their own waits
   for (Operation &op : llvm::make_early_inc_range(block)) {
-    if (auto wait = dyn_cast<AsyncWaitOp>(op); wait && wait.getPending() == 0) {
-      inFlight.clear();
+    if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
+      int64_t keep = std::min<int64_t>(wait.getPending(), inFlight.size());
+      inFlight.erase(inFlight.begin(), inFlight.end() - keep);
       continue;
     }
     auto gemm = dyn_cast<GemmOp>(op);
     // A gemm may take an accumulator in flight (wgmma orders accumulation into the same registers),
     // not an operand tile.
     OpOperand *accUse = gemm ? &gemm.getAccMutable() : nullptr;
-    if (!inFlight.empty() && (op.hasTrait<OpTrait::IsTerminator>() || readsAny(&op, inFlight, accUse))) {
-      OpBuilder(&op).create<AsyncWaitOp>(op.getLoc(), 0);
-      inFlight.clear();
+    int64_t needed = -1; // position of the youngest result in flight that `op` reads
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      needed = static_cast<int64_t>(inFlight.size()) - 1;
+    else
+      for (auto [i, value] : llvm::enumerate(inFlight))
+        if (reads(&op, value, accUse))
+          needed = i;
+    if (needed >= 0) {
+      int64_t later = static_cast<int64_t>(inFlight.size()) - 1 - needed;
+      int64_t pending = std::min<int64_t>(later, kMaxPendingGroups);
+      OpBuilder(&op).create<AsyncWaitOp>(op.getLoc(), pending);
+      inFlight.erase(inFlight.begin(), inFlight.end() - pending);
     }
     if (gemm) {
       gemm.setAsync(true);
-      inFlight.insert(gemm.getResult());
+      inFlight.push_back(gemm.getResult());
     }
   }
 }

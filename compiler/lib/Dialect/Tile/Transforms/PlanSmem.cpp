@@ -72,12 +72,18 @@ struct Positions {
   }
 };
 
-/// The first `qla.async_wait 0` after an asynchronous gemm in its block (null when there is none:
-/// then its reads may last to the end of the block, as in pipelined loops).
+/// The first `qla.async_wait n` after an asynchronous gemm in its block that it cannot pass: at least n
+/// gemms (wgmma groups) issued after it (null when there is none: then its reads may last to the end of
+/// the block, as in pipelined loops). Gemms in nested blocks are not counted (a later wait, not an
+/// earlier one).
 Operation *waitAfter(GemmOp gemm) {
-  for (Operation *op = gemm->getNextNode(); op; op = op->getNextNode())
-    if (auto wait = dyn_cast<AsyncWaitOp>(op); wait && wait.getPending() == 0)
+  int64_t issuedAfter = 0;
+  for (Operation *op = gemm->getNextNode(); op; op = op->getNextNode()) {
+    if (auto wait = dyn_cast<AsyncWaitOp>(op); wait && wait.getPending() <= issuedAfter)
       return wait;
+    if (auto later = dyn_cast<GemmOp>(op); later && later.getAsync())
+      ++issuedAfter;
+  }
   return nullptr;
 }
 
