@@ -83,9 +83,8 @@ void headLoop(dsl::Kernel &k, int64_t heads, const std::function<void(Index)> &b
 void chunkMatrices(dsl::Kernel &k, const Tile &qc, const Tile &kc, const Tile &g, const Tile &beta, const Scalar &valid,
                    const std::function<void(const Tile &)> &useAqk, const std::function<void(const Tile &)> &useA) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
-  // Qc Kcᵀ first: aqk is made and handed on while Kc Kcᵀ is still in flight (qla-overlap-gemms).
-  Tile qk = k.gemm(qc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
   Tile kk = k.gemm(kc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
+  Tile qk = k.gemm(qc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
   Tile rows = k.iota({C, C}, 0), cols = k.iota({C, C}, 1);
   // Γ is written at each use; `cse` merges the two identical maps (one set of 32 exponentials a thread
   // in the PTX), so Γ is live across the inverse, within the 168-register cap without spills.
