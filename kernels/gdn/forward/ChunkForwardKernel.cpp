@@ -158,31 +158,27 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       hHi = toBf16(Ht);
       if (c.precise >= 2)
         hLo = loPart(Ht, hHi);
+      // The gemms are asynchronous (qla-overlap-gemms): the ones written one after another without
+      // reading each other's results run together, and the elementwise work written after them that
+      // reads none of their results overlaps them.
+      xT = product(hHi, hLo, kc, zeros(BV, C), {.b = true});
     });
-    // The gemms are asynchronous (qla-overlap-gemms): the ones written one after another without reading
-    // each other's results run together, elementwise work written after them that reads none of their
-    // results overlaps them, and a reader waits only for the gemms up to the one it needs. Hᵀ·Qcᵀ comes
-    // first so that while the Xᵀ map runs only Vcᵀ·aᵀ is in flight, which holds no register operand (a
-    // gemm's register operands stay allocated until it completes).
     Tile qhT;
     in("output", [&] { qhT = product(hHi, hLo, qc, zeros(BV, C), {.b = true}); });
     in("state", [&] {
-      xT = product(hHi, hLo, kc, zeros(BV, C), {.b = true});
       uT = k->gemm(vc, ag, zeros(BV, C), {.a = true, .b = true});
       Tile xe = k->map({xT, columns(eRow)}, DType::f32, [](const Scalars &e) { return -(e[1] * e[0]); });
       Tile xeHi = toBf16(xe);
       vnT = product(xeHi, c.precise >= 1 ? std::optional<Tile>(loPart(xe, xeHi)) : std::nullopt, ag, uT, {.b = true});
-      if (c.roles) // handed to the output role (without roles it is made where it is used, below)
-        vnHi = toBf16(vnT);
       Tile decayed = k->map({Ht}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
       Tile vdT = k->map({vnT, columns(dRow), cols}, DType::f32, [&](const Scalars &e) {
         return select(e[2] < valid, e[0] * e[1], 0.0);
       });
       Tile vdHi = toBf16(vdT);
       next = product(vdHi, c.precise >= 1 ? std::optional<Tile>(loPart(vdT, vdHi)) : std::nullopt, kc, decayed, {});
+      if (c.roles) // handed to the output role (without roles it is made where it is used, below)
+        vnHi = toBf16(vnT);
     });
-    // (Oᵀ's gemm after the state update's: issued first, it delays the chain's next state by its own
-    // tensor-core time more than overlapping the output's store with the update saves: run 61, +9 %.)
     in("output", [&] {
       // Vnᵀ·aqkᵀ accumulates onto the decayed Hᵀ·Qcᵀ (one accumulator fewer).
       Tile qhDecayed = k->map({qhT, columns(eRowOut)}, DType::f32, [](const Scalars &e) { return e[1] * e[0]; });

@@ -1,4 +1,5 @@
 // RUN: qla-opt %s -qla-overlap-gemms -split-input-file | FileCheck %s
+// RUN: qla-opt %s -qla-overlap-gemms=partial-waits=1 -split-input-file | FileCheck %s --check-prefix=PARTIAL
 
 // Three gemms that do not read each other's results (the second takes the first's result as its
 // accumulator only, as the hi and lo halves of a product do) are issued back to back; the map that
@@ -77,19 +78,27 @@ func.func @dependent(%a: !sm, %b: !sm, %n: index) attributes {qla.kernel, qla.bl
 
 // -----
 
-// A reader waits only for the gemms up to the youngest one it reads (qla.async_wait n, n the gemms
-// issued after that one): the map reading %x leaves %y and %z in flight, the map reading %y leaves %z;
-// the terminator waits for all.
+// A reader waits for every gemm in flight; with partial-waits only for those up to the youngest one it
+// reads (qla.async_wait n, n the gemms issued after that one): the map reading %x leaves %y and %z in
+// flight, the map reading %y leaves %z; the terminator waits for all.
 // CHECK-LABEL: func.func @partial(
-// CHECK: %[[X:.*]] = qla.gemm %{{.*}} {async}
-// CHECK-NEXT: %[[Y:.*]] = qla.gemm %{{.*}} {async}
-// CHECK-NEXT: %[[Z:.*]] = qla.gemm %{{.*}} {async}
-// CHECK-NEXT: qla.async_wait 2
-// CHECK-NEXT: qla.map %[[X]]
-// CHECK: qla.async_wait 1
-// CHECK-NEXT: qla.map %[[Y]], %[[X]]
-// CHECK: qla.async_wait 0
-// CHECK-NEXT: return
+// CHECK: qla.gemm %{{.*}} {async}
+// CHECK-NEXT: qla.gemm %{{.*}} {async}
+// CHECK-NEXT: qla.gemm %{{.*}} {async}
+// CHECK-NEXT: qla.async_wait 0
+// CHECK-NEXT: qla.map
+// CHECK-NOT: qla.async_wait
+// CHECK: return
+// PARTIAL-LABEL: func.func @partial(
+// PARTIAL: %[[X:.*]] = qla.gemm %{{.*}} {async}
+// PARTIAL-NEXT: %[[Y:.*]] = qla.gemm %{{.*}} {async}
+// PARTIAL-NEXT: %[[Z:.*]] = qla.gemm %{{.*}} {async}
+// PARTIAL-NEXT: qla.async_wait 2
+// PARTIAL-NEXT: qla.map %[[X]]
+// PARTIAL: qla.async_wait 1
+// PARTIAL-NEXT: qla.map %[[Y]], %[[X]]
+// PARTIAL: qla.async_wait 0
+// PARTIAL-NEXT: return
 !acc = !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
 !sm = !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
 func.func @partial(%a: !sm, %b: !sm) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {

@@ -30,10 +30,10 @@ bool reads(Operation *op, Value value, OpOperand *skip = nullptr) {
 }
 
 /// Gemms of `block` issued asynchronously (each its own wgmma group), with a wait before the first op
-/// that needs one in flight: `qla.async_wait n` with n the gemms issued after the youngest one it needs,
-/// so the groups issued later stay in flight. Gemms in nested blocks are not counted: fewer groups
-/// counted than issued only makes a wait stricter.
-void overlap(Block &block) {
+/// that needs one in flight: `qla.async_wait 0`, or with `partial` `qla.async_wait n` with n the gemms
+/// issued after the youngest one it needs, so the groups issued later stay in flight. Gemms in nested
+/// blocks are not counted: fewer groups counted than issued only makes a wait stricter.
+void overlap(Block &block, bool partial) {
   SmallVector<Value> inFlight; // in issue order, oldest first
   for (Operation &op : block)
     if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm.getAsync())
@@ -57,7 +57,7 @@ void overlap(Block &block) {
           needed = i;
     if (needed >= 0) {
       int64_t later = static_cast<int64_t>(inFlight.size()) - 1 - needed;
-      int64_t pending = std::min<int64_t>(later, kMaxPendingGroups);
+      int64_t pending = partial ? std::min<int64_t>(later, kMaxPendingGroups) : 0;
       OpBuilder(&op).create<AsyncWaitOp>(op.getLoc(), pending);
       inFlight.erase(inFlight.begin(), inFlight.end() - pending);
     }
@@ -69,6 +69,8 @@ void overlap(Block &block) {
 }
 
 struct OverlapGemmsPass : qla::impl::QlaOverlapGemmsBase<OverlapGemmsPass> {
+  using QlaOverlapGemmsBase::QlaOverlapGemmsBase;
+
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp kernel) {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
@@ -76,7 +78,7 @@ struct OverlapGemmsPass : qla::impl::QlaOverlapGemmsBase<OverlapGemmsPass> {
       SmallVector<Block *> blocks;
       kernel.walk([&](Block *b) { blocks.push_back(b); });
       for (Block *b : blocks)
-        overlap(*b);
+        overlap(*b, partialWaits);
     });
   }
 };
