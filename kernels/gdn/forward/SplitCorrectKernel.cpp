@@ -44,11 +44,15 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c) {
   k->loop(begin, end - 1, 1, 1, {s0}, [&](Index s, const Tiles &carried) {
     Index row = (s * c.HV + hv) * K;
     auto segmentEnd = [&] { return k->load(ends, {row, vb * BV}, {K, BV}); };
-    // Two loops of one iteration or none (no branches in the DSL): E_s + A_s·S_s when the transition is
-    // not zero, else E_s. (E loaded after A is shared: A's 128 registers a thread and E's 64 are never
-    // live together.)
+    // Two loops of one iteration or none (no branches in the DSL): E_s when the transition is zero, else
+    // E_s + A_s·S_s. E_s is loaded before the run count is known, so the two loads' latencies overlap
+    // (the steps are a dependent chain); the product path loads it again after A_s is shared (A's 128
+    // registers a thread and E's 64 are never live together).
+    Tile endState = segmentEnd();
     Index product = k->min(k->loadIndex(runs, {s * c.HV + hv}), Index(1));
-    Tile withProduct = k->loop(0, product, 1, 1, {carried[0]}, [&](Index, const Tiles &state) {
+    Tile withoutProduct = k->loop(0, Index(1) - product, 1, 1, {carried[0]},
+                                  [&](Index, const Tiles &) { return Tiles{endState}; })[0];
+    Tile next = k->loop(0, product, 1, 1, {withoutProduct}, [&](Index, const Tiles &state) {
       Tile sHi = hi(state[0]);
       Tile sHiShared = k->share(sHi), sLoShared = k->share(lo(state[0], sHi));
       Tile a = k->load(transitions, {row, 0}, {K, K});
@@ -58,8 +62,6 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c) {
       sum = k->gemm(aLoShared, sHiShared, sum, {});
       return Tiles{k->gemm(aHiShared, sLoShared, sum, {})};
     })[0];
-    Tile next = k->loop(0, Index(1) - product, 1, 1, {withProduct},
-                        [&](Index, const Tiles &) { return Tiles{segmentEnd()}; })[0];
     k->store(next, starts, {row + c.HV * K, vb * BV});
     return Tiles{next};
   });
