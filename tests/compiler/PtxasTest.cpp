@@ -197,9 +197,9 @@ TEST_CASE("GDN kernels' register spills: none for K, V <= 128, no more than meas
       {"gdn_chunk_forward", "H=1,HV=2,K=64,V=128,state_v_first=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,stages=2,roles=1,initial_state=1,final_state=1", 0},
       // The fused forward (fuse_inverse): three warpgroups fit their budgets; four do not (the state
-      // warpgroups at 160 registers: 524 B on 2026-12-03, a ratchet).
+      // warpgroups at 160 registers: 524 B on 2026-12-03, 520 with the inverse's f16 merges; a ratchet).
       {"gdn_chunk_forward", "H=16,HV=32,BV=64,stages=2,fuse_inverse=1,initial_state=1,final_state=1", 0},
-      {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,fuse_inverse=1,initial_state=1,final_state=1", 524},
+      {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,fuse_inverse=1,initial_state=1,final_state=1", 520},
       {"gdn_chunk_forward", "H=16,HV=32,state_only=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,split_run=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,split_run=2,initial_state=1,final_state=1", 0},

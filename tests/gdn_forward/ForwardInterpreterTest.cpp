@@ -179,6 +179,20 @@ TEST_CASE("gdn forward on the interpreter: the inverse taking several chunks or 
   CHECK(relL2(grouped.o, ref.o) <= 5e-3);
 }
 
+TEST_CASE("gdn forward on the interpreter: the inverse's merges in bf16 hi + lo parts (inverse_f16 = 0)",
+          "[gdn][interpreter]") {
+  // The default merges take f16 operands; the bf16 hi + lo form is as close to float64 and computes
+  // something else (so the setting reaches the kernel).
+  GdnProblem p = problem(1, 300, 1, 2, 64, 64);
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs f16 = interpretGdnForward(p, in), bf16 = interpretGdnForward(p, in, {.inverseF16 = 0});
+  GdnOutputs ref = gdnRecurrentReference(p, in);
+  CHECK(relL2(bf16.o, ref.o) <= 5e-3);
+  CHECK(relL2(bf16.finalState, ref.finalState) <= 5e-3);
+  CHECK(relL2(f16.o, ref.o) <= 5e-3);
+  CHECK(relL2(bf16.o, f16.o) > 0.0);
+}
+
 TEST_CASE("exact context split of one sequence (segment ends, transitions, correction) matches the unsplit run",
           "[gdn][interpreter][split]") {
   // Five chunks in segments of two (the last one chunk, partial): every segment boundary and a short

@@ -156,7 +156,8 @@ int compileCommand(const Args &args) {
                "roles), loads_regs and mma_regs (the roles' register budgets: multiples of 8, 24..256).\n"
                "gdn_* settings: H, HV (required), K, V (64|128|256), BV (multiple of 64), scale, precise (0..2),\n"
                "inverse_blocks_per_sm (-1: 3, or 2 at K = 256; 0..16), inverse_chunks, inverse_stages (1..4),\n"
-               "inverse_heads (divides HV/H), stages (1..4), gate_in_kernel, l2norm, initial_state,\n"
+               "inverse_heads (divides HV/H), inverse_f16 (1: the inverse's merges in f16, the default; 0: bf16\n"
+               "hi + lo, for keys of large norm), stages (1..4), gate_in_kernel, l2norm, initial_state,\n"
                "final_state, state_v_first, roles, state_only, chunk_totals (0|1), fuse_inverse (0|1: the\n"
                "inverse in the forward's aux role; loads_regs, aux_regs, state_regs: its roles' budgets),\n"
                "split_run (0: none, 1: the\n"
@@ -248,19 +249,20 @@ int checkGdn(const std::string &settings) {
   p.useInitialState = true;
   p.outputFinalState = true;
   bool mixed = true;
-  int64_t splitTokens = 0, precise = -1;
+  int64_t splitTokens = 0, precise = -1, inverseF16 = -1;
   auto field = [](int64_t &f) { return [&f](double v) { f = static_cast<int64_t>(v); }; };
   auto flag = [](bool &f) { return [&f](double v) { f = v != 0; }; };
   qla::kernels::applySettings(settings, "gdn",
                               {{"B", field(p.B)}, {"T", field(p.T)}, {"H", field(p.H)}, {"HV", field(p.HV)},
                                {"K", field(p.K)}, {"V", field(p.V)}, {"gate_in_kernel", flag(p.gateInKernel)},
                                {"l2norm", flag(p.l2normQK)}, {"mixed_decay", flag(mixed)},
-                               {"split_tokens", field(splitTokens)}, {"precise", field(precise)}});
+                               {"split_tokens", field(splitTokens)}, {"precise", field(precise)},
+                               {"inverse_f16", field(inverseF16)}});
   auto gate = mixed ? qla::gdn::GdnGateKind::mixedDecay : qla::gdn::GdnGateKind::logsigmoid;
   qla::gdn::GdnInputs in = qla::gdn::roundInputsForKernel(
       qla::gdn::gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = gate}));
   auto start = std::chrono::steady_clock::now();
-  qla::gdn::GdnOutputs got = qla::gdn::interpretGdnForward(p, in, {.precise = precise});
+  qla::gdn::GdnOutputs got = qla::gdn::interpretGdnForward(p, in, {.precise = precise, .inverseF16 = inverseF16});
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   qla::gdn::GdnOutputs ref = qla::gdn::gdnRecurrentReference(p, in);
   double eo = qla::gdn::relL2(got.o, ref.o), es = qla::gdn::relL2(got.finalState, ref.finalState);
@@ -300,7 +302,8 @@ int checkCommand(const Args &args) {
                "Exits 1 when the error exceeds 5e-3. Keep shapes small: the interpreter is plain loops.\n"
                "gdn settings: B, T, H, HV, K, V (64|128|256), gate_in_kernel, l2norm, mixed_decay (0|1),\n"
                "split_tokens (> 0: also the context split in segments of that many tokens, exact and truncated;\n"
-               "with precise=2 it must also agree with the unsplit run to 2e-4), precise (0..2, the kernels' default 1);\n"
+               "with precise=2 it must also agree with the unsplit run to 2e-4), precise (0..2, the kernels' default 1),\n"
+               "inverse_f16 (0|1, the kernels' default 1);\n"
                "it runs gdn_cumsum, gdn_chunk_inverse and gdn_chunk_forward against the float64 recurrence.\n");
     return 0;
   }

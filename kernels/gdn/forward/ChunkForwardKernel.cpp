@@ -120,7 +120,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       k->inRole("aux", [&] {
         Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
         Tile beta = k->load(*betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
-        chunkMatrices(*k, qc, kc, g, beta, k->scalar(eos - t0), [&](const Tile &t) { p = k->share(t); },
+        chunkMatrices(*k, c, qc, kc, g, beta, k->scalar(eos - t0), [&](const Tile &t) { p = k->share(t); },
                       [&](const Tile &t) { ag = k->share(t); });
       });
     } else {

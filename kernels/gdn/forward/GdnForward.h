@@ -52,6 +52,13 @@ struct GdnForwardConfig {
   // gdn_chunk_inverse: value heads one block takes in turn (a divisor of HV / H: they share the key
   // head, so q and k are loaded once for them); its grid's x is HV / inverse_heads.
   int64_t inverseHeads = 1;
+  // gdn_chunk_inverse's two merges with f16 operands, one gemm a product, instead of bf16 hi + lo parts of
+  // the register operand and a bf16 shared one (two gemms and the parts' conversions a product). f16's 11
+  // bits on both operands are as accurate (interpreter, T = 2000, six seeds a gate kind: o 3.35e-3 /
+  // 3.24e-3 against 3.39e-3 / 3.25e-3) and the inverse 9 % faster (run 65); its range (65504) holds the
+  // chunk inverse's entries for L2-normalised keys (|β kᵢ·kⱼ| ≤ 1, GDN's inputs), not for keys of large
+  // norm: inverse_f16 = 0 keeps bf16's range.
+  bool inverseF16 = true;
   // The context split's segment length in tokens (a multiple of 64) for the planner of
   // qla::gdn::ChunkForward, 0 for its own choice: a host-side setting (no kernel changes), tunable per
   // shape (qlac tune gdn) like the tiles.
@@ -122,9 +129,10 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c);
 /// One chunk's matrices for gdn_chunk_forward (bf16, C×C, rows at or past `valid` zero), from the chunk's
 /// q and k tiles and its gate and β columns (C×1, f32): aqk = (Qc Kcᵀ) ∘ Γ, handed to `useAqk` before
 /// a = Γ ∘ A₀ ∘ β_col is made (and handed to `useA`). gdn_chunk_inverse stores them; the forward with
-/// fuse_inverse makes them in its aux role.
-void chunkMatrices(dsl::Kernel &k, const dsl::Tile &qc, const dsl::Tile &kc, const dsl::Tile &g, const dsl::Tile &beta,
-                   const dsl::Scalar &valid, const std::function<void(const dsl::Tile &)> &useAqk,
+/// fuse_inverse makes them in its aux role. `c` gives the inverse's merge precision (inverse_f16).
+void chunkMatrices(dsl::Kernel &k, const GdnForwardConfig &c, const dsl::Tile &qc, const dsl::Tile &kc,
+                   const dsl::Tile &g, const dsl::Tile &beta, const dsl::Scalar &valid,
+                   const std::function<void(const dsl::Tile &)> &useAqk,
                    const std::function<void(const dsl::Tile &)> &useA);
 /// The exact context split's correction scan over each sequence's segments (docs/context-split.md).
 std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c);

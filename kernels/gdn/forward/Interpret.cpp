@@ -44,6 +44,8 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
   c.stages = options.stages;
   if (options.precise >= 0)
     c.precise = options.precise;
+  if (options.inverseF16 >= 0)
+    c.inverseF16 = options.inverseF16 != 0;
   c.inverseChunks = options.inverseChunks;
   c.inverseStages = options.inverseStages;
   c.inverseHeads = options.inverseHeads;

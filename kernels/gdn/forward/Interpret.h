@@ -21,6 +21,7 @@ struct InterpretOptions {
   int64_t stages = 1;
   int64_t inverseChunks = 1, inverseStages = 1, inverseHeads = 1;
   int64_t precise = -1; // >= 0: overrides GdnForwardConfig's default
+  int64_t inverseF16 = -1; // >= 0: overrides GdnForwardConfig's default
   ForwardRun run = ForwardRun::full;
 };
 GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs, const InterpretOptions &options = {});

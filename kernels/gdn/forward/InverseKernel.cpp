@@ -24,37 +24,38 @@ namespace {
 /// (I + N)⁻¹ for N strictly lower-triangular (C×C, f32): the 16×16 diagonal blocks by substitution,
 /// then two merges on the tensor cores. With X_s the inverses of the s×s diagonal blocks and N_s the
 /// blocks of N below them inside each 2s×2s diagonal block, X_2s = X_s − (X_s·N_s)·X_s: the standard
-/// recursive triangular inverse (as stable as substitution). In each product the register operand
-/// enters as bf16 hi + lo parts and the shared one as bf16 (hi·b + lo·b): two gemms a product instead
-/// of three (also splitting the shared operand) for 1–3 % more error in o and the state (interpreter,
-/// T = 1000, eight seeds: o 2.74e-3 against 2.70e-3, state 2.19e-3 against 2.13e-3); bf16 operands
-/// alone cost 1–5 %.
-Tile invertOnTensorCores(dsl::Kernel &k, const Tile &n, const Tile &rows, const Tile &cols) {
+/// recursive triangular inverse (as stable as substitution). With `f16` (inverse_f16) both operands of
+/// each product enter as f16: one gemm a product. Else the register operand enters as bf16 hi + lo parts
+/// and the shared one as bf16 (hi·b + lo·b): two gemms a product instead of three (also splitting the
+/// shared operand) for 1–3 % more error in o and the state (interpreter, T = 1000, eight seeds: o 2.74e-3
+/// against 2.70e-3, state 2.19e-3 against 2.13e-3); bf16 operands alone cost 1–5 %.
+Tile invertOnTensorCores(dsl::Kernel &k, const Tile &n, const Tile &rows, const Tile &cols, bool f16) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
-  auto hi = [&](const Tile &t) { return k.map({t}, DType::bf16, [](const Scalars &e) { return e[0].to(DType::bf16); }); };
+  const DType half = f16 ? DType::f16 : DType::bf16;
+  auto hi = [&](const Tile &t) { return k.map({t}, half, [&](const Scalars &e) { return e[0].to(half); }); };
   auto lo = [&](const Tile &t, const Tile &h) {
     return k.map({t, h}, DType::bf16, [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
   };
-  // a·b with a in registers (f32, split into hi + lo) and b a shared bf16 tile.
+  // a·b with a in registers (f32; as bf16 hi + lo parts, or one f16) and b a shared 16-bit tile.
   auto product = [&](const Tile &a, const Tile &b) {
     Tile aHi = hi(a);
     Tile r = k.gemm(aHi, b, k.fill({C, C}, DType::f32, 0.0), {});
-    return k.gemm(lo(a, aHi), b, r, {});
+    return f16 ? r : k.gemm(lo(a, aHi), b, r, {});
   };
   // The merges for s = 16 and 32, unrolled (the masks' bounds constant: fewer instructions and spills
   // than a loop of two, for 0.15 s more compile time).
   Tile x = k.triInverse(n, 16);
-  // N_s (as bf16, in shared memory) for both merges, made before them so that N (32 f32 registers a
+  // N_s (16-bit, in shared memory) for both merges, made before them so that N (32 f32 registers a
   // thread) is dead while they run: the row in the lower s-block of a 2s-block, the column in the upper
   // one. The 2s-blocks start at 0 and 32 for s = 16; for s = 32 the one at 32 is empty.
   std::vector<Tile> nsShared;
   for (int s : {16, 32})
-    nsShared.push_back(k.share(k.map({n, rows, cols}, DType::bf16, [&](const Scalars &e) {
+    nsShared.push_back(k.share(k.map({n, rows, cols}, half, [&](const Scalars &e) {
       Scalar out = 0.0;
       for (int b : {0, 32})
         if (b + s < C)
           out = select(e[1] >= b + s && e[1] < b + s + s && e[2] >= b && e[2] < b + s, e[0], out);
-      return out.to(DType::bf16);
+      return out.to(half);
     })));
   for (int level = 0; level < 2; ++level) {
     // (X_s·N_s)·X_s: each register operand dies at its product; X_s is shared once for its second use.
@@ -80,8 +81,9 @@ void headLoop(dsl::Kernel &k, int64_t heads, const std::function<void(Index)> &b
 
 } // namespace
 
-void chunkMatrices(dsl::Kernel &k, const Tile &qc, const Tile &kc, const Tile &g, const Tile &beta, const Scalar &valid,
-                   const std::function<void(const Tile &)> &useAqk, const std::function<void(const Tile &)> &useA) {
+void chunkMatrices(dsl::Kernel &k, const GdnForwardConfig &c, const Tile &qc, const Tile &kc, const Tile &g,
+                   const Tile &beta, const Scalar &valid, const std::function<void(const Tile &)> &useAqk,
+                   const std::function<void(const Tile &)> &useA) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
   Tile kk = k.gemm(kc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
   Tile qk = k.gemm(qc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
@@ -96,7 +98,7 @@ void chunkMatrices(dsl::Kernel &k, const Tile &qc, const Tile &kc, const Tile &g
   useAqk(k.map({qk, gamma()}, DType::bf16, [](const Scalars &e) { return (e[0] * e[1]).to(DType::bf16); }));
   Tile n = k.map({kk, k.broadcast(beta, {C, C}, {0, 1}), rows, cols}, DType::f32,
                  [&](const Scalars &x) { return select(x[2] > x[3] && x[2] < valid, x[0] * x[1], 0.0); });
-  Tile a0 = invertOnTensorCores(k, n, rows, cols);
+  Tile a0 = invertOnTensorCores(k, n, rows, cols, c.inverseF16);
   useA(k.map({a0, gamma(), k.broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
              [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }));
 }
@@ -136,7 +138,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
     Tile beta = k->load(betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
     chunkMatrices(
-        *k, qc, kc, g, beta, k->scalar(eos - t0),
+        *k, c, qc, kc, g, beta, k->scalar(eos - t0),
         [&](const Tile &aqk) { k->store(aqk, aqkOut, {t0, hv * C}, {eos, c.HV * C}); },
         [&](const Tile &a) { k->store(a, aOut, {t0, hv * C}, {eos, c.HV * C}); });
     });

@@ -3,8 +3,7 @@
 
 // Three gemms that do not read each other's results (the second takes the first's result as its
 // accumulator only, as the hi and lo halves of a product do) are issued back to back; the map that
-// reads neither overlaps them; one wait comes before the first op that reads a result in flight (the
-// youngest: all of them).
+// reads neither overlaps them; one wait comes before the first op that reads a result in flight.
 // CHECK-LABEL: func.func @independent(
 // CHECK: %[[X:.*]] = qla.gemm %{{.*}} {async}
 // CHECK-NEXT: %[[X2:.*]] = qla.gemm %{{.*}}, %{{.*}}, %[[X]] {async}
@@ -79,8 +78,8 @@ func.func @dependent(%a: !sm, %b: !sm, %n: index) attributes {qla.kernel, qla.bl
 // -----
 
 // A reader waits for every gemm in flight; with partial-waits only for those up to the youngest one it
-// reads (qla.async_wait n, n the gemms issued after that one): the map reading %x leaves %y and %z in
-// flight, the map reading %y leaves %z; the terminator waits for all.
+// reads (qla.async_wait n, n the gemms issued after that one): the map reading %y and %x (in that
+// order) leaves only %z in flight; the map reading %z waits for it; the terminator needs no wait.
 // CHECK-LABEL: func.func @partial(
 // CHECK: qla.gemm %{{.*}} {async}
 // CHECK-NEXT: qla.gemm %{{.*}} {async}
@@ -93,12 +92,12 @@ func.func @dependent(%a: !sm, %b: !sm, %n: index) attributes {qla.kernel, qla.bl
 // PARTIAL: %[[X:.*]] = qla.gemm %{{.*}} {async}
 // PARTIAL-NEXT: %[[Y:.*]] = qla.gemm %{{.*}} {async}
 // PARTIAL-NEXT: %[[Z:.*]] = qla.gemm %{{.*}} {async}
-// PARTIAL-NEXT: qla.async_wait 2
-// PARTIAL-NEXT: qla.map %[[X]]
-// PARTIAL: qla.async_wait 1
+// PARTIAL-NEXT: qla.async_wait 1
 // PARTIAL-NEXT: qla.map %[[Y]], %[[X]]
 // PARTIAL: qla.async_wait 0
-// PARTIAL-NEXT: return
+// PARTIAL-NEXT: qla.map %[[Z]]
+// PARTIAL-NOT: qla.async_wait
+// PARTIAL: return
 !acc = !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
 !sm = !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
 func.func @partial(%a: !sm, %b: !sm) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
@@ -106,14 +105,50 @@ func.func @partial(%a: !sm, %b: !sm) attributes {qla.kernel, qla.block = array<i
   %x = qla.gemm %a, %b, %z0 : !sm, !sm, !acc -> !acc
   %y = qla.gemm %b, %a, %z0 : !sm, !sm, !acc -> !acc
   %z = qla.gemm %a, %a, %z0 : !sm, !sm, !acc -> !acc
+  %m = qla.map %y, %x : !acc, !acc -> !acc {
+  ^bb0(%e: f32, %g: f32):
+    %d = arith.addf %e, %g : f32
+    qla.yield %d : f32
+  }
+  %n = qla.map %z : !acc -> !acc {
+  ^bb0(%e: f32):
+    %d = arith.addf %e, %e : f32
+    qla.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+// A wait already in the block counts, with either setting: `qla.async_wait 1` after two gemms completes
+// the first, so its reader gets no wait of its own; the second's reader waits.
+// CHECK-LABEL: func.func @existing_wait(
+// CHECK: %[[X:.*]] = qla.gemm %{{.*}} {async}
+// CHECK-NEXT: %[[Y:.*]] = qla.gemm %{{.*}} {async}
+// CHECK-NEXT: qla.async_wait 1
+// CHECK-NEXT: qla.map %[[X]]
+// CHECK: qla.async_wait 0
+// CHECK-NEXT: qla.map %[[Y]]
+// PARTIAL-LABEL: func.func @existing_wait(
+// PARTIAL: qla.async_wait 1
+// PARTIAL-NEXT: qla.map
+// PARTIAL: qla.async_wait 0
+// PARTIAL-NEXT: qla.map
+!acc = !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+!sm = !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+func.func @existing_wait(%a: !sm, %b: !sm) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %z0 = qla.fill 0.0 : f32 : !acc
+  %x = qla.gemm %a, %b, %z0 : !sm, !sm, !acc -> !acc
+  %y = qla.gemm %b, %a, %z0 : !sm, !sm, !acc -> !acc
+  qla.async_wait 1
   %m = qla.map %x : !acc -> !acc {
   ^bb0(%e: f32):
     %d = arith.addf %e, %e : f32
     qla.yield %d : f32
   }
-  %n = qla.map %y, %x : !acc, !acc -> !acc {
-  ^bb0(%e: f32, %g: f32):
-    %d = arith.addf %e, %g : f32
+  %n = qla.map %y : !acc -> !acc {
+  ^bb0(%e: f32):
+    %d = arith.addf %e, %e : f32
     qla.yield %d : f32
   }
   return

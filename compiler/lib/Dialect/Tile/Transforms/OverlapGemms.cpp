@@ -15,18 +15,19 @@ using namespace qla;
 
 namespace {
 
-constexpr int64_t kMaxPendingGroups = 7; // what qla.async_wait takes
+constexpr int64_t kMaxPendingGroups = 7; // the most qla.async_wait takes (its ODS constraint)
 
-/// Whether `op` (or an op in its regions) reads `value`, not counting `skip`.
-bool reads(Operation *op, Value value, OpOperand *skip = nullptr) {
-  bool found = false;
+/// The position in `inFlight` of the youngest value `op` (or an op in its regions) reads, not counting
+/// `skip`; -1 when it reads none.
+int64_t youngestRead(Operation *op, ArrayRef<Value> inFlight, OpOperand *skip) {
+  int64_t youngest = -1;
   op->walk([&](Operation *inner) {
     for (OpOperand &use : inner->getOpOperands())
-      if (&use != skip && use.get() == value)
-        found = true;
-    return found ? WalkResult::interrupt() : WalkResult::advance();
+      if (&use != skip)
+        if (const Value *at = llvm::find(inFlight, use.get()); at != inFlight.end())
+          youngest = std::max<int64_t>(youngest, at - inFlight.begin());
   });
-  return found;
+  return youngest;
 }
 
 /// Gemms of `block` issued asynchronously (each its own wgmma group), with a wait before the first op
@@ -48,13 +49,8 @@ void overlap(Block &block, bool partial) {
     // A gemm may take an accumulator in flight (wgmma orders accumulation into the same registers),
     // not an operand tile.
     OpOperand *accUse = gemm ? &gemm.getAccMutable() : nullptr;
-    int64_t needed = -1; // position of the youngest result in flight that `op` reads
-    if (op.hasTrait<OpTrait::IsTerminator>())
-      needed = static_cast<int64_t>(inFlight.size()) - 1;
-    else
-      for (auto [i, value] : llvm::enumerate(inFlight))
-        if (reads(&op, value, accUse))
-          needed = i;
+    int64_t needed = op.hasTrait<OpTrait::IsTerminator>() ? static_cast<int64_t>(inFlight.size()) - 1
+                                                           : youngestRead(&op, inFlight, accUse);
     if (needed >= 0) {
       int64_t later = static_cast<int64_t>(inFlight.size()) - 1 - needed;
       int64_t pending = partial ? std::min<int64_t>(later, kMaxPendingGroups) : 0;

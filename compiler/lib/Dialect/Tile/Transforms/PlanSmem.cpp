@@ -90,7 +90,8 @@ Operation *waitAfter(GemmOp gemm) {
 /// The positions over which a buffer's contents matter: from its defining op to the end of the last
 /// op of its block that uses it (a use inside a loop keeps it for the whole loop). Rings (qla.smem_alloc),
 /// buffers that leave their block live to the end of the kernel; buffers read by an asynchronous gemm
-/// until the wait after it (or, when there is none, across the whole block: a later iteration waits).
+/// until the first wait that completes it (or, when there is none, across the whole block: a later iteration
+/// waits).
 std::pair<int64_t, int64_t> liveRange(Operation *def, const Positions &pos) {
   constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
   if (isa<SmemAllocOp>(def))

@@ -107,10 +107,9 @@ def QlaOverlapGemms : Pass<"qla-overlap-gemms", "::mlir::ModuleOp"> {
     asynchronous gemm reads until the first wait that completes it.
 
     With `partial-waits`, the wait is `qla.async_wait n` (n the gemms issued after the youngest one
-    the reader needs: each gemm is one wgmma group), so later gemms stay in flight. Off by default:
-    on the GDN forward every order of its gemms measured slower with it (runs 61 and 63, +4 to +9 %):
-    the waits for all gemms of a phase were not what its chain waits on, and a register-A gemm left
-    in flight keeps its operand registers allocated.
+    the reader needs, at most 7: each gemm is one wgmma group), so later gemms stay in flight. Off by
+    default: slower on the GDN forward in every gemm order measured (docs/perf-notes.md, session 11).
+    A wait already in the block (any n) counts: the gemms it completes need no other.
   }];
   let options = [
     Option<"partialWaits", "partial-waits", "bool", /*default=*/"false",
