@@ -113,12 +113,17 @@ ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
   // gdn_chunk_inverse takes inverse_chunks chunks a block: its grid's z is the chunks over that.
   inverseChunks_ = shape_.inverseChunks > 0 ? shape_.inverseChunks
                                             : configSetting(images_.manifests[2], "inverse_chunks", 1);
-  inverseHeads_ = shape_.inverseHeads > 0 ? shape_.inverseHeads
-                                          : configSetting(images_.manifests[2], "inverse_heads", 1);
-  if (inverseChunks_ < 1 || inverseHeads_ < 1 || shape_.HV % inverseHeads_ != 0)
-    throw Error(fmt::format("{}: gdn_chunk_inverse's build has inverse_chunks = {}, inverse_heads = {}: expected at "
-                            "least 1 each, inverse_heads dividing HV = {}",
-                            kWho, inverseChunks_, inverseHeads_, shape_.HV));
+  // and inverse_heads value heads: its build's grid has HV / inverse_heads blocks along x (images without
+  // the inverse's manifest, made before any launch, take the shape's or one).
+  const Json &inverse = images_.manifests[2];
+  const int64_t inverseBlocksX = inverse.contains("grid") ? inverse.at("grid").asArray().at(0).asInt()
+                                 : shape_.HV / std::max<int64_t>(shape_.inverseHeads, 1);
+  inverseHeads_ = inverseBlocksX > 0 && shape_.HV % inverseBlocksX == 0 ? shape_.HV / inverseBlocksX : 0;
+  if (inverseChunks_ < 1 || inverseHeads_ < 1 || (shape_.inverseHeads > 0 && shape_.inverseHeads != inverseHeads_))
+    throw Error(fmt::format("{}: gdn_chunk_inverse's build has inverse_chunks = {} and {} blocks along x: expected at "
+                            "least 1 chunk and HV = {} over inverse_heads{} blocks",
+                            kWho, inverseChunks_, inverseBlocksX, shape_.HV,
+                            shape_.inverseHeads > 0 ? fmt::format(" = {}", shape_.inverseHeads) : std::string()));
   if (images_.hasSplit())
     for (size_t i = 0; i < images_.splitManifests.size(); ++i)
       checkSplitTensors(shape_, i, images_.splitManifests[i]);

@@ -13,7 +13,7 @@ namespace qla::gdn {
 
 ChunkForwardShape chunkForwardShape(const GdnForwardConfig &c) {
   return {c.H,          c.HV,         c.K,          c.V,           c.BV,           c.gateInKernel,
-          c.initialState, c.finalState, c.stateVFirst, c.inverseChunks, c.inverseHeads};
+          c.initialState, c.finalState, c.stateVFirst, c.inverseChunks, c.resolvedInverseHeads()};
 }
 
 std::vector<GdnPackageKernel> gdnForwardPackage(const GdnForwardConfig &c, bool plannerKernels) {

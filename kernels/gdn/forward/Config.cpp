@@ -65,9 +65,10 @@ void GdnForwardConfig::validate() const {
     throw fail(fmt::format("inverse_chunks = {} is not supported (1 to 64 chunks a block)", inverseChunks));
   if (inverseStages < 1 || inverseStages > 4)
     throw fail(fmt::format("inverse_stages = {} is not supported (1: plain copies, 2 to 4: TMA rings)", inverseStages));
-  if (inverseHeads < 1 || H <= 0 || HV % H != 0 || (HV / H) % inverseHeads != 0)
-    throw fail(fmt::format("inverse_heads = {} must divide HV / H = {} (value heads sharing a key head)", inverseHeads,
-                           H > 0 ? HV / H : 0));
+  if (inverseHeads == 0 || inverseHeads < -1 || H <= 0 || HV % H != 0 || (HV / H) % resolvedInverseHeads() != 0)
+    throw fail(fmt::format("inverse_heads = {} must divide HV / H = {} (value heads sharing a key head), or be -1 "
+                           "(2 when HV / H is even, else 1)",
+                           inverseHeads, H > 0 ? HV / H : 0));
   if (splitTokens < 0 || splitTokens % kChunk != 0)
     throw fail(fmt::format("split_tokens = {} must be 0 (the planner's choice) or a positive multiple of {}",
                            splitTokens, kChunk));

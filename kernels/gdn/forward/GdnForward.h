@@ -50,8 +50,10 @@ struct GdnForwardConfig {
   int64_t inverseChunks = 1;
   int64_t inverseStages = 1;
   // gdn_chunk_inverse: value heads one block takes in turn (a divisor of HV / H: they share the key
-  // head, so q and k are loaded once for them); its grid's x is HV / inverse_heads.
-  int64_t inverseHeads = 1;
+  // head, so q and k are loaded once for them); its grid's x is HV / inverse_heads. −1: 2 when HV / H is
+  // even (with the f16 merges spill-free, and the inverse 8 % faster at (16,32) 4x8192: run 66), else 1.
+  int64_t inverseHeads = -1;
+  int64_t resolvedInverseHeads() const { return inverseHeads > 0 ? inverseHeads : H > 0 && (HV / H) % 2 == 0 ? 2 : 1; }
   // gdn_chunk_inverse's two merges with f16 operands, one gemm a product, instead of bf16 hi + lo parts of
   // the register operand and a bf16 shared one (two gemms and the parts' conversions a product). f16's 11
   // bits on both operands are as accurate (interpreter, T = 2000, six seeds a gate kind: o 3.35e-3 /

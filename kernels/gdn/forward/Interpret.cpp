@@ -48,7 +48,8 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
     c.inverseF16 = options.inverseF16 != 0;
   c.inverseChunks = options.inverseChunks;
   c.inverseStages = options.inverseStages;
-  c.inverseHeads = options.inverseHeads;
+  if (options.inverseHeads != 0)
+    c.inverseHeads = options.inverseHeads;
   c.stateOnly = options.run == ForwardRun::stateOnly;
   GdnForwardKernels kernels = buildGdnForward(c);
   const int64_t T = p.B * p.T, N = p.numSequences(), C = GdnForwardConfig::kChunk;
@@ -76,7 +77,7 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
     kernels.cumsum->interpret({&cu, &g, &gcum}, {0, grid[1], grid[2]});
   }
   kernels.inverse->interpret({&cu, &q, &k, &gcum, &beta, &aGated, &aqk},
-                             {grid[0] / c.inverseHeads, grid[1], (grid[2] + c.inverseChunks - 1) / c.inverseChunks});
+                             {grid[0] / c.resolvedInverseHeads(), grid[1], (grid[2] + c.inverseChunks - 1) / c.inverseChunks});
 
   std::vector<HostTensor *> args{&cu, &q, &k, &v, &gcum, &aGated, &aqk, &o};
   HostTensor h0, ht;

@@ -118,9 +118,10 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   if (c.resolvedInverseBlocksPerSM() > 0)
     k->minBlocksPerSM(c.resolvedInverseBlocksPerSM());
   // (inverse_heads value heads of one key head, sequence, inverse_chunks chunks): chunks are independent.
-  k->grid(c.HV / c.inverseHeads, -1, -1);
+  const int64_t heads = c.resolvedInverseHeads();
+  k->grid(c.HV / heads, -1, -1);
 
-  Index hvFirst = k->blockId(0) * c.inverseHeads, n = k->blockId(1), h = hvFirst / (c.HV / c.H);
+  Index hvFirst = k->blockId(0) * heads, n = k->blockId(1), h = hvFirst / (c.HV / c.H);
   Index bos = k->loadIndex(cu, {n}), eos = k->loadIndex(cu, {n + 1});
   Index first = k->blockId(2) * c.inverseChunks;
   // Pipelined copies (inverse_stages >= 2, keyTile) read whole chunks: past the sequence end they read
@@ -133,7 +134,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     // again for each head (held across the heads, their 64 registers would spill).
     Tile qc = keyTile(*k, q, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK, c.inverseStages > 1);
     Tile kc = keyTile(*k, keys, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK, c.inverseStages > 1);
-    headLoop(*k, c.inverseHeads, [&](Index j) {
+    headLoop(*k, heads, [&](Index j) {
     Index hv = hvFirst + j;
     Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
     Tile beta = k->load(betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
