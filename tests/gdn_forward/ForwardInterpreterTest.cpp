@@ -161,12 +161,13 @@ TEST_CASE("gdn forward on the interpreter: the inverse taking several chunks or 
           "[gdn][interpreter]") {
   // gdn_chunk_inverse with inverse_chunks chunks a block (the grid's z divided), its q, k copies
   // through TMA rings without sequence bounds, or inverse_heads value heads of a key head a block (the
-  // grid's x divided): the same numbers as one chunk and one head a block, bounded.
+  // grid's x divided): the same numbers as one chunk and one head a block, bounded (the default takes
+  // two heads a block here, HV / H = 2: the reference run asks for one).
   GdnProblem p = problem(1, 0, 2, 4, 64, 64);
   p.cuSeqlens = {0, 1, 64, 129, 200, 263, 400};
   p.T = 400;
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
-  GdnOutputs plain = interpretGdnForward(p, in);
+  GdnOutputs plain = interpretGdnForward(p, in, {.inverseHeads = 1});
   auto [chunks, stages, heads] = GENERATE(std::tuple<int64_t, int64_t, int64_t>{3, 1, 1},
                                           std::tuple<int64_t, int64_t, int64_t>{2, 2, 1},
                                           std::tuple<int64_t, int64_t, int64_t>{1, 1, 2});

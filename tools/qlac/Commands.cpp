@@ -156,8 +156,9 @@ int compileCommand(const Args &args) {
                "roles), loads_regs and mma_regs (the roles' register budgets: multiples of 8, 24..256).\n"
                "gdn_* settings: H, HV (required), K, V (64|128|256), BV (multiple of 64), scale, precise (0..2),\n"
                "inverse_blocks_per_sm (-1: 3, or 2 at K = 256; 0..16), inverse_chunks, inverse_stages (1..4),\n"
-               "inverse_heads (divides HV/H), inverse_f16 (1: the inverse's merges in f16, the default; 0: bf16\n"
-               "hi + lo, for keys of large norm), stages (1..4), gate_in_kernel, l2norm, initial_state,\n"
+               "inverse_heads (divides HV/H; -1: 2 where HV/H is even with f16 merges, else 1), inverse_f16 (1:\n"
+               "the inverse's merges in f16, the default, for beta*|k|^2 <= 2 as with L2-normalised keys; 0: bf16\n"
+               "hi + lo, whose range also holds larger keys), stages (1..4), gate_in_kernel, l2norm, initial_state,\n"
                "final_state, state_v_first, roles, state_only, chunk_totals (0|1), fuse_inverse (0|1: the\n"
                "inverse in the forward's aux role; loads_regs, aux_regs, state_regs: its roles' budgets),\n"
                "split_run (0: none, 1: the\n"
@@ -278,7 +279,7 @@ int checkGdn(const std::string &settings) {
     // with H as bf16 (precise=1, the default) each is as close to float64 but they differ by ~1e-3.
     for (double threshold : {-std::numeric_limits<double>::infinity(), -10.0}) {
       start = std::chrono::steady_clock::now();
-      qla::gdn::GdnOutputs split = qla::gdn::interpretGdnForwardSplit(p, in, splitTokens, threshold, precise);
+      qla::gdn::GdnOutputs split = qla::gdn::interpretGdnForwardSplit(p, in, splitTokens, threshold, precise, inverseF16);
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       double so = qla::gdn::relL2(split.o, ref.o), ss = qla::gdn::relL2(split.finalState, ref.finalState);
       double ds = qla::gdn::relL2(split.finalState, got.finalState);

@@ -61,6 +61,9 @@ public:
     std::string config =
         mergeSettings(fmt::format("H={},HV={},K={},V={},BV=64", s.H, s.HV, s.K, s.K), candidate);
     const qla::gdn::GdnForwardConfig c = qla::gdn::parseGdnForwardConfig(config); // validates the whole config
+    if (candidate.find("inverse_heads=") != std::string::npos &&
+        c.resolvedInverseHeads() == qla::gdn::parseGdnForwardConfig(mergeSettings(config, "inverse_heads=-1")).resolvedInverseHeads())
+      throw qla::Error("the inverse's value heads a block are the default's (the same build)");
     if (c.splitTokens > 0 && (s.B != 1 || s.T < 2 * c.splitTokens))
       throw qla::Error("a segment length is tuned for one sequence at least two segments long");
     // At K = 256 the wide tile's q/k rings and the split's correction do not fit in shared memory: those

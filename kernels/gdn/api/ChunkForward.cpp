@@ -120,10 +120,11 @@ ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
                                  : shape_.HV / std::max<int64_t>(shape_.inverseHeads, 1);
   inverseHeads_ = inverseBlocksX > 0 && shape_.HV % inverseBlocksX == 0 ? shape_.HV / inverseBlocksX : 0;
   if (inverseChunks_ < 1 || inverseHeads_ < 1 || (shape_.inverseHeads > 0 && shape_.inverseHeads != inverseHeads_))
-    throw Error(fmt::format("{}: gdn_chunk_inverse's build has inverse_chunks = {} and {} blocks along x: expected at "
-                            "least 1 chunk and HV = {} over inverse_heads{} blocks",
+    throw Error(fmt::format("{}: gdn_chunk_inverse's build has inverse_chunks = {} and a grid of {} blocks along x: "
+                            "expected at least 1 chunk a block and HV / inverse_heads blocks (HV = {}{})",
                             kWho, inverseChunks_, inverseBlocksX, shape_.HV,
-                            shape_.inverseHeads > 0 ? fmt::format(" = {}", shape_.inverseHeads) : std::string()));
+                            shape_.inverseHeads > 0 ? fmt::format(", inverse_heads = {}", shape_.inverseHeads)
+                                                    : std::string()));
   if (images_.hasSplit())
     for (size_t i = 0; i < images_.splitManifests.size(); ++i)
       checkSplitTensors(shape_, i, images_.splitManifests[i]);

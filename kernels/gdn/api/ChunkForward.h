@@ -65,7 +65,8 @@ struct ChunkForwardShape {
   int64_t H = 0, HV = 0, K = 0, V = 0, BV = 0;
   bool gateInKernel = false, initialState = false, finalState = false;
   bool stateVFirst = false; // states stored [V][K] per head
-  // Chunks and value heads a block of gdn_chunk_inverse takes; 0: its manifest's config says (else 1).
+  // Chunks and value heads a block of gdn_chunk_inverse takes; 0: its manifest says (the chunks in its
+  // config, else 1; the heads from its grid). A nonzero inverseHeads must match the build's grid.
   int64_t inverseChunks = 0, inverseHeads = 0;
 };
 

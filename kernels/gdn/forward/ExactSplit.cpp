@@ -30,7 +30,7 @@ HostTensor zeros(std::vector<int64_t> shape) {
 } // namespace
 
 GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, int64_t segmentTokens,
-                                    double logGateThreshold, int64_t precise) {
+                                    double logGateThreshold, int64_t precise, int64_t inverseF16) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
   if (p.K != p.V || p.stateVFirst)
     throw Error(fmt::format("gdn context split: K = V with states [K][V] is supported (the transitions run from a "
@@ -58,6 +58,8 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
   GdnForwardConfig c = forwardConfigFor(p);
   if (precise >= 0)
     c.precise = precise;
+  if (inverseF16 >= 0)
+    c.inverseF16 = inverseF16 != 0;
   c.initialState = c.finalState = true;
   HostTensor segCu{{S + 1}, std::vector<double>(plan.segmentCuSeqlens.begin(), plan.segmentCuSeqlens.end())};
   HostTensor first{{N + 1}, std::vector<double>(plan.firstSegment.begin(), plan.firstSegment.end())};
@@ -78,7 +80,8 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
     HostTensor g = hostOf(in.g, {T, HV});
     buildGdnCumsum(withTotals)->interpret({&segCu, &g, &gcum, &totals}, {0, S, slots});
   }
-  buildGdnChunkInverse(c)->interpret({&segCu, &q, &k, &gcum, &beta, &a, &aqk}, chunkGrid);
+  buildGdnChunkInverse(c)->interpret({&segCu, &q, &k, &gcum, &beta, &a, &aqk},
+                                     {HV / c.resolvedInverseHeads(), S, slots});
   // How many of each segment's last chunks its end run and its transition run take (a warm-up window,
   // the whole segment, none).
   HostTensor endRuns = zeros({S * HV}), transitionRuns = zeros({S * HV});

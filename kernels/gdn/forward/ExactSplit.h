@@ -17,11 +17,11 @@ namespace qla::gdn {
 /// long are cut into segments of `segmentTokens` (a positive multiple of the chunk, 64), the others stay
 /// whole (planContextSplit). `logGateThreshold`: −inf is the exact split; a finite value (e.g. −10) the
 /// truncated one, where a segment whose last chunks' summed log-gate reaches it starts from its end over
-/// those chunks alone (gdn_split_windows). `precise` >= 0 overrides the kernels' default (GdnForwardConfig).
-/// Throws qla::Error naming what is not supported.
+/// those chunks alone (gdn_split_windows). `precise` and `inverseF16` >= 0 override the kernels' defaults
+/// (GdnForwardConfig). Throws qla::Error naming what is not supported.
 GdnOutputs interpretGdnForwardSplit(const GdnProblem &problem, const GdnInputs &inputs, int64_t segmentTokens,
                                     double logGateThreshold = -std::numeric_limits<double>::infinity(),
-                                    int64_t precise = -1);
+                                    int64_t precise = -1, int64_t inverseF16 = -1);
 
 } // namespace qla::gdn
 

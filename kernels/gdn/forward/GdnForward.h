@@ -51,15 +51,19 @@ struct GdnForwardConfig {
   int64_t inverseStages = 1;
   // gdn_chunk_inverse: value heads one block takes in turn (a divisor of HV / H: they share the key
   // head, so q and k are loaded once for them); its grid's x is HV / inverse_heads. −1: 2 when HV / H is
-  // even (with the f16 merges spill-free, and the inverse 8 % faster at (16,32) 4x8192: run 66), else 1.
+  // even and the merges are f16 (spill-free then, and the inverse 8 % faster at (16,32) 4x8192: run 66;
+  // with the bf16 merges two heads spill), else 1.
   int64_t inverseHeads = -1;
-  int64_t resolvedInverseHeads() const { return inverseHeads > 0 ? inverseHeads : H > 0 && (HV / H) % 2 == 0 ? 2 : 1; }
+  int64_t resolvedInverseHeads() const {
+    return inverseHeads > 0 ? inverseHeads : inverseF16 && H > 0 && (HV / H) % 2 == 0 ? 2 : 1;
+  }
   // gdn_chunk_inverse's two merges with f16 operands, one gemm a product, instead of bf16 hi + lo parts of
   // the register operand and a bf16 shared one (two gemms and the parts' conversions a product). f16's 11
   // bits on both operands are as accurate (interpreter, T = 2000, six seeds a gate kind: o 3.35e-3 /
-  // 3.24e-3 against 3.39e-3 / 3.25e-3) and the inverse 9 % faster (run 65); its range (65504) holds the
-  // chunk inverse's entries for L2-normalised keys (|β kᵢ·kⱼ| ≤ 1, GDN's inputs), not for keys of large
-  // norm: inverse_f16 = 0 keeps bf16's range.
+  // 3.24e-3 against 3.39e-3 / 3.25e-3) and the inverse 9 % faster (run 65). Its range (65504) holds the
+  // chunk inverse's entries while β‖k‖² ≤ 2 (each step I − βkkᵀ is then a contraction: |A₀ᵢⱼ| ≤ 2), as
+  // for L2-normalised keys with β ≤ 1, GDN's inputs; beyond, they grow like (β‖k‖² − 1)^(i − j) and
+  // overflow to inf (a and o NaN): inverse_f16 = 0 keeps bf16's range.
   bool inverseF16 = true;
   // The context split's segment length in tokens (a multiple of 64) for the planner of
   // qla::gdn::ChunkForward, 0 for its own choice: a host-side setting (no kernel changes), tunable per

@@ -32,13 +32,14 @@ namespace {
 Tile invertOnTensorCores(dsl::Kernel &k, const Tile &n, const Tile &rows, const Tile &cols, bool f16) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
   const DType half = f16 ? DType::f16 : DType::bf16;
-  auto hi = [&](const Tile &t) { return k.map({t}, half, [&](const Scalars &e) { return e[0].to(half); }); };
+  // The 16-bit operand: the whole f32 value as f16, or its bf16 hi part.
+  auto narrow = [&](const Tile &t) { return k.map({t}, half, [&](const Scalars &e) { return e[0].to(half); }); };
   auto lo = [&](const Tile &t, const Tile &h) {
     return k.map({t, h}, DType::bf16, [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
   };
   // a·b with a in registers (f32; as bf16 hi + lo parts, or one f16) and b a shared 16-bit tile.
   auto product = [&](const Tile &a, const Tile &b) {
-    Tile aHi = hi(a);
+    Tile aHi = narrow(a);
     Tile r = k.gemm(aHi, b, k.fill({C, C}, DType::f32, 0.0), {});
     return f16 ? r : k.gemm(lo(a, aHi), b, r, {});
   };
@@ -59,7 +60,7 @@ Tile invertOnTensorCores(dsl::Kernel &k, const Tile &n, const Tile &rows, const 
     })));
   for (int level = 0; level < 2; ++level) {
     // (X_s·N_s)·X_s: each register operand dies at its product; X_s is shared once for its second use.
-    Tile xs = k.share(hi(x));
+    Tile xs = k.share(narrow(x));
     Tile u = product(x, nsShared[level]); // X_s·N_s
     Tile xt = product(u, xs);          // X_s·N_s·X_s
     x = k.map({x, xt}, DType::f32, [](const Scalars &e) { return e[0] - e[1]; });
