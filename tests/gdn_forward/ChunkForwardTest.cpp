@@ -98,6 +98,21 @@ TEST_CASE("ChunkForward validates every argument", "[gdn][api]") {
   CHECK_THROWS_WITH(fwd.validate(t), ContainsSubstring("argument 'q': expected a 16-byte aligned address"));
 }
 
+TEST_CASE("ChunkForward takes gdn_chunk_inverse's value heads a block from its build's grid", "[gdn][api]") {
+  // The default build takes two heads a block where HV / H is even: a grid of HV / 2 blocks along x,
+  // whatever its config string says. A shape that names another count is refused.
+  ChunkForwardImages images;
+  images.manifests[2] = Json::parse(
+      buildGdnChunkInverse(parseGdnForwardConfig("H=16,HV=32,K=128,V=128,BV=64"))->compile().manifestJson);
+  ChunkForwardShape shape{16, 32, 128, 128, 64, false, true, true, false};
+  CHECK_NOTHROW(ChunkForward(images, shape));
+  shape.inverseHeads = 1;
+  CHECK_THROWS_WITH(ChunkForward(images, shape), ContainsSubstring("a grid of 16 blocks along x") &&
+                                                     ContainsSubstring("inverse_heads = 1"));
+  shape.inverseHeads = 2;
+  CHECK_NOTHROW(ChunkForward(images, shape));
+}
+
 TEST_CASE("ChunkForward needs a workspace of workspaceBytes", "[gdn][api]") {
   ChunkForward fwd = buildChunkForward(smallConfig());
   size_t need = fwd.workspaceBytes(200, 2);
