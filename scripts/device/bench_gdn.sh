@@ -4,6 +4,8 @@
 # against the GPU float64 reference, timed plainly and as a graph), then flash-linear-attention on the
 # same shapes in one process. Writes $OUT/gdn-<config>-<B>x<T>.json, $OUT/fla-*.json and $OUT/gdn.log;
 # collect_gdn.py (here) merges them. At most 8 files come back, so the JSON rows are folded into two files.
+# GATE=logsigmoid (default: FLA's gates in fla_gdn_shapes.py, so the ratios compare like inputs) or mixed
+# (zero-decay heads: on split shapes those heads take the exact mode's full runs).
 set -uo pipefail
 pkg=devpkg
 export LD_LIBRARY_PATH=$PWD/$pkg/lib:${LD_LIBRARY_PATH:-}
@@ -15,7 +17,7 @@ shapes=${SHAPES:-"2,8,1,32768 2,8,1,8192 2,8,1,2048 2,8,8,1024 4,16,1,32768 8,32
 for s in $shapes; do
   IFS=, read -r H HV B T <<<"$s"
   cfg=$pkg/gdn/h${H}hv${HV}
-  $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --shape $B,$T --bench --json "$work/gdn-h${H}hv${HV}-${B}x${T}.json" 2>&1 \
+  $pkg/qla_gpu_gdn $cfg --set "$(cat $cfg/settings)" --shape $B,$T --gate ${GATE:-logsigmoid} --bench --json "$work/gdn-h${H}hv${HV}-${B}x${T}.json" 2>&1 \
     | sed 's/ seed=[0-9]*//' | tee -a "$out/gdn.log"
   # PROGRESS=FILE.tgz: what is done so far, so that a run cut short still brings its rows back.
   [ -n "${PROGRESS:-}" ] && tar czf "$PROGRESS" -C "$work" . "$out/gdn.log" 2>/dev/null
@@ -23,7 +25,7 @@ done
 # The varlen mix of BENCHMARKS.md: 16 sequences of 256 to 16384 tokens, 65792 in all, (16, 32).
 mix=16384,8192,8192,4096,4096,4096,4096,2048,2048,2048,2048,4096,2048,1024,1024,256
 if [ -z "${SHAPES:-}" ]; then
-  $pkg/qla_gpu_gdn $pkg/gdn/h16hv32 --set "$(cat $pkg/gdn/h16hv32/settings)" --varlen $mix --bench \
+  $pkg/qla_gpu_gdn $pkg/gdn/h16hv32 --set "$(cat $pkg/gdn/h16hv32/settings)" --varlen $mix --gate ${GATE:-logsigmoid} --bench \
     --json "$work/gdn-h16hv32-varlen.json" 2>&1 | sed 's/ seed=[0-9]*//' | tee -a "$out/gdn.log"
   shapes_fla="$shapes 16,32,varlen:$mix"
 else
