@@ -133,7 +133,7 @@ void Kernel::dropLoopOutputs() {
     throw Error(fmt::format("kernel '{}': qla-drop-loop-outputs failed:\n  {}", name_, fmt::join(errors, "\n  ")));
 }
 
-void Kernel::contextSplitRun(const std::string &form) {
+void Kernel::contextSplitRun(const std::string &form, int64_t decayColumns) {
   MLIRContext &ctx = impl_->ctx;
   std::vector<std::string> errors;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
@@ -141,7 +141,7 @@ void Kernel::contextSplitRun(const std::string &form) {
     return success();
   });
   PassManager pm(&ctx);
-  pm.addPass(qla::createQlaContextSplit({.form = form}));
+  pm.addPass(qla::createQlaContextSplit({.form = form, .decayColumns = decayColumns}));
   if (failed(pm.run(*impl_->module)))
     throw Error(fmt::format("kernel '{}': qla-context-split failed:\n  {}", name_, fmt::join(errors, "\n  ")));
 }

@@ -158,7 +158,7 @@ TEST_CASE("the planner's kernel set at K = 256 has no wide state kernel nor spli
   CHECK(wide);
 }
 
-TEST_CASE("gdn_cumsum's grid takes gcd(HV, 32) heads a block, one with the split's chunk totals", "[gdn]") {
+TEST_CASE("gdn_cumsum's grid takes gcd(HV, 32) heads a block, with the split's chunk totals too", "[gdn]") {
   // ChunkForward launches it with x = 0 (the build's own grid): the manifest must carry it.
   auto gridX = [](const std::string &settings) {
     qla::Json m = qla::Json::parse(buildGdnCumsum(parseGdnForwardConfig(settings))->compile().manifestJson);
@@ -168,7 +168,8 @@ TEST_CASE("gdn_cumsum's grid takes gcd(HV, 32) heads a block, one with the split
   CHECK(gridX("H=16,HV=64") == 2);
   CHECK(gridX("H=16,HV=48") == 3);
   CHECK(gridX("H=2,HV=8,gate_in_kernel=1") == 1);
-  CHECK(gridX("H=16,HV=32,chunk_totals=1") == 32);
+  CHECK(gridX("H=16,HV=32,chunk_totals=1") == 1);
+  CHECK(gridX("H=16,HV=48,chunk_totals=1") == 3);
 }
 
 TEST_CASE("the (16, 32), K = V = 128 forward set compiles cold, its kernels side by side", "[gdn][compile-time]") {

@@ -271,10 +271,10 @@ TEST_CASE("gdn_split_windows: run starts from the chunks' summed log-gates", "[g
   c.HV = 2;
   c.K = c.V = 64;
   HostTensor first{{2}, {0, 3}}, segCu{{4}, {0, 256, 512, 700}}, threshold{{1}, {-10.0}};
-  HostTensor totals{{2 * 3 * 4, 1}, std::vector<double>(24, 0.0)};
+  HostTensor totals{{3 * 4, 2}, std::vector<double>(24, 0.0)};
   for (int s = 0; s < 3; ++s)
     for (int j = 0; j < 4; ++j)
-      totals.data[(s * 2 + 1) * 4 + j] = -6.0; // rows [segment][head][chunk]
+      totals.data[(s * 4 + j) * 2 + 1] = -6.0; // [segment][chunk][head]
   HostTensor ends{{6}, std::vector<double>(6, -1.0)}, transitions{{6}, std::vector<double>(6, -1.0)};
   buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &ends, &transitions}, {2, 1, 4});
   // Chunks each run takes; rows are segment · HV + head.
@@ -297,7 +297,7 @@ TEST_CASE("the decays run qla-context-split makes from gdn_chunk_forward's scan 
   c.initialState = c.finalState = true;
   const int64_t S = 3, HV = 2, slots = 2, T = 300, C = 64;
   HostTensor segCu{{S + 1}, {0, 128, 256, 300}}, g{{T, HV}, in.g.data}, gcum{{T, HV}, std::vector<double>(T * HV, 0.0)};
-  HostTensor totals{{S * HV * slots, 1}, std::vector<double>(S * HV * slots, 0.0)};
+  HostTensor totals{{S * slots, HV}, std::vector<double>(S * HV * slots, 0.0)};
   GdnForwardConfig withTotals = c;
   withTotals.chunkTotals = true;
   buildGdnCumsum(withTotals)->interpret({&segCu, &g, &gcum, &totals}, {0, S, slots});

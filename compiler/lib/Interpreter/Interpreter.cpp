@@ -107,7 +107,7 @@ private:
         .Case([&](arith::DivSIOp o) -> LogicalResult { return divide(o, idx(o.getLhs()), idx(o.getRhs()), false); })
         .Case([&](arith::DivUIOp o) -> LogicalResult { return divide(o, idx(o.getLhs()), idx(o.getRhs()), false); })
         .Case([&](arith::CeilDivSIOp o) -> LogicalResult { return divide(o, idx(o.getLhs()), idx(o.getRhs()), true); })
-        .Case([&](arith::RemUIOp o) -> LogicalResult {
+        .Case<arith::RemUIOp, arith::RemSIOp>([&](auto o) -> LogicalResult { // C++'s % is remsi's (truncated)
           if (idx(o.getRhs()) == 0)
             return LogicalResult(o.emitOpError() << "remainder by zero");
           setI(o, idx(o.getLhs()) % idx(o.getRhs()));

@@ -177,7 +177,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   if (static_cast<int64_t>(chunks) != l.chunkSlots)
     throw Error(fmt::format("{}: internal: the split's segments have {} chunks, the workspace {}", kWho, chunks,
                             l.chunkSlots));
-  TensorArg totals = scratch(l.chunkTotals, DType::f32, {sh.HV * S * l.chunkSlots, 1});
+  TensorArg totals = scratch(l.chunkTotals, DType::f32, {S * l.chunkSlots, sh.HV});
   TensorArg threshold = scratch(l.threshold, DType::f32, {1});
   TensorArg endRuns = scratch(l.endRuns, DType::i64, {S * sh.HV});
   TensorArg transitionRuns = scratch(l.transitionRuns, DType::i64, {S * sh.HV});

@@ -197,7 +197,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   if (c.stateOnly)
     k->dropLoopOutputs();
   if (c.splitRun)
-    k->contextSplitRun(c.splitRun == 1 ? "ends" : c.splitRun == 2 ? "transition" : "decays");
+    k->contextSplitRun(c.splitRun == 1 ? "ends" : c.splitRun == 2 ? "transition" : "decays", c.HV);
   return k;
 }
 

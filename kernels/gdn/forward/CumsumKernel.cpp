@@ -14,9 +14,7 @@ using dsl::Scalars;
 using dsl::Tile;
 using dsl::Tiles;
 
-// With chunk_totals one head a block: each head's totals are a column of their table (stride: the chunk
-// slots, known at launch), and a store needs static strides.
-int64_t cumsumHeads(const GdnForwardConfig &c) { return c.chunkTotals ? 1 : std::gcd<int64_t>(c.HV, 32); }
+int64_t cumsumHeads(const GdnForwardConfig &c) { return std::gcd<int64_t>(c.HV, 32); }
 
 std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c) {
   c.validate();
@@ -33,11 +31,12 @@ std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c) {
     dtBias = std::make_unique<dsl::Tensor>(k->tensor("dt_bias", {c.HV}, DType::f32));
     betaOut = std::make_unique<dsl::Tensor>(k->tensor("beta", {-1, c.HV}, DType::f32));
   }
-  // Rows [sequence][head][chunk slot] (Z slots a sequence, the grid's z): the table the context-split
-  // pass's decays run makes from any scan (gdn_chunk_forward split_run = 3), made here in passing.
+  // Rows [sequence][chunk slot] of HV heads (Z slots a sequence, the grid's z): the table the
+  // context-split pass's decays run makes from any scan (gdn_chunk_forward split_run = 3, its states
+  // HV to a row), made here in passing.
   std::unique_ptr<dsl::Tensor> totals;
   if (c.chunkTotals)
-    totals = std::make_unique<dsl::Tensor>(k->tensor("chunk_totals", {-1, 1}, DType::f32));
+    totals = std::make_unique<dsl::Tensor>(k->tensor("chunk_totals", {-1, c.HV}, DType::f32));
   k->threads(128);
   k->grid(c.HV / heads, -1, -1); // (heads, sequence, chunk): chunks are independent here
 
@@ -58,10 +57,9 @@ std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c) {
       k->store(beta, *betaOut, {t0, hv}, {eos, c.HV});
     }
     k->store(k->cumsum(g, 0), gcum, {t0, hv}, {eos, c.HV});
-    if (totals) { // one head (heads = 1)
-      Index sequences = k->dim(cu, 0) - 1, slots = k->dim(*totals, 0) / (sequences * c.HV);
-      k->store(k->broadcast(k->reduce(g, 0, dsl::Reduce::add), {1, 1}, {0}), *totals,
-               {(n * c.HV + hv) * slots + chunk, 0});
+    if (totals) {
+      Index sequences = k->dim(cu, 0) - 1, slots = k->dim(*totals, 0) / sequences;
+      k->store(k->broadcast(k->reduce(g, 0, dsl::Reduce::add), {1, heads}, {1}), *totals, {n * slots + chunk, hv});
     }
     return Tiles{};
   });

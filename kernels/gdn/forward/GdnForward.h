@@ -103,11 +103,12 @@ struct GdnForwardConfig {
   // (docs/context-split.md): 1 the segment ends (from a zero state), 2 the transitions (from the
   // identity, v taken as zero; K = V) — both keep only the final state and take `run_chunks` (how many
   // of a block's last chunks run, per state: gdn_split_windows); 3 the chunks' summed log-gates only
-  // (`decays`, [state][chunk], what gdn_split_windows reads). Needs initial and final state.
+  // (`decays`, [segment][chunk][head], what gdn_split_windows reads). Needs initial and final state.
   int64_t splitRun = 0;
-  // gdn_cumsum also writes each chunk's summed log-gate, chunk_totals[(sequence · HV + head) · Z + chunk]
+  // gdn_cumsum also writes each chunk's summed log-gate, chunk_totals[(sequence · Z + chunk) · HV + head]
   // (Z chunk slots a sequence, the grid's z): the split_run = 3 table, made in passing (the split's
-  // GPU path uses this one: the decays run is a serial loop of loads).
+  // GPU path uses this one: the decays run is a serial loop of loads). A chunk's heads are one row, so
+  // a block of several heads stores their totals at once.
   bool chunkTotals = false;
   static constexpr int64_t kChunk = 64;
 

@@ -1,7 +1,7 @@
 // gdn_split_windows: how many of each segment's last chunks its end run and its transition run take in
 // a context-split batch (docs/context-split.md; the runs are gdn_chunk_forward with split_run = 1, 2).
 // Per (value head, sequence, segment of the sequence), from the chunks' summed log-gates, a table
-// [segment][head][chunk] (gdn_cumsum's chunk_totals, or the same table from qla-context-split's decays
+// [segment][chunk][head] (gdn_cumsum's chunk_totals, or the same table from qla-context-split's decays
 // run of gdn_chunk_forward, split_run = 3, made from the log-decay its scan declares):
 //   the last segment of a sequence: neither run (nothing reads its end or its transition);
 //   otherwise the shortest window of its last chunks whose summed log-gate is at most the threshold
@@ -31,7 +31,7 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitWindows(const GdnForwardConfig &c) {
   auto k = std::make_unique<dsl::Kernel>("gdn_split_windows");
   auto first = k->tensor("first_segment", {-1}, DType::i64);       // [sequences + 1]
   auto segCu = k->tensor("segment_cu_seqlens", {-1}, DType::i64);  // [segments + 1]
-  auto totals = k->tensor("chunk_totals", {-1, 1}, DType::f32);    // [segments · HV · Z, 1]
+  auto totals = k->tensor("chunk_totals", {-1, c.HV}, DType::f32); // [segments · Z, HV]
   auto threshold = k->tensor("log_gate_threshold", {1}, DType::f32);
   auto endRuns = k->tensor("end_run_chunks", {-1}, DType::i64);    // [segments · HV]
   auto transitionRuns = k->tensor("transition_run_chunks", {-1}, DType::i64);
@@ -39,7 +39,7 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitWindows(const GdnForwardConfig &c) {
   k->grid(c.HV, -1, -1);
   Index hv = k->blockId(0), n = k->blockId(1), w = k->blockId(2);
   Index begin = k->loadIndex(first, {n}), count = k->loadIndex(first, {n + 1}) - begin;
-  Index segments = k->dim(segCu, 0) - 1, slots = k->dim(totals, 0) / (segments * c.HV);
+  Index segments = k->dim(segCu, 0) - 1, slots = k->dim(totals, 0) / segments;
   // Blocks past the sequence's segments (the grid's z is an upper bound) compute and store nothing.
   auto clampToBit = [&](Index x) { return k->min(x - k->min(x, 0), 1); }; // 0 when x <= 0, else 1
   Index valid = clampToBit(count - w);
@@ -47,10 +47,10 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitWindows(const GdnForwardConfig &c) {
   Index notLast = clampToBit(count - 1 - w);
   Index segStart = k->loadIndex(segCu, {s}), segEnd = k->loadIndex(segCu, {s + 1});
   Index chunks = (segEnd - segStart) / C * notLast; // only full chunks: a segment with a successor has no other
-  Index base = (s * c.HV + hv) * slots; // the state's row: [segment][head]
+  Index base = s * slots; // the segment's first row
   Index tiles = (chunks + (G - 1)) / G;
   auto zero = [&] { return k->fill({1}, DType::f32, 0.0); };
-  auto read = [&](Index j0) { return k->load(totals, {base + j0, 0}, {G, 1}, {base + chunks, 1}); };
+  auto read = [&](Index j0) { return k->load(totals, {base + j0, hv}, {G, 1}, {base + chunks, c.HV}); };
   Tile total = k->loop(0, tiles, 1, 1, {zero()}, [&](Index t, const Tiles &carried) {
     return Tiles{k->map({carried[0], k->reduce(read(t * G), 0, dsl::Reduce::add)}, DType::f32,
                         [](const Scalars &e) { return e[0] + e[1]; })};

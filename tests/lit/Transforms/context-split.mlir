@@ -1,8 +1,11 @@
 // RUN: qla-opt %s -qla-context-split=form=ends | FileCheck %s --check-prefix=ENDS
 // RUN: qla-opt %s -qla-context-split=form=transition | FileCheck %s --check-prefix=TRANS
 // RUN: qla-opt %s -qla-context-split=form=decays | FileCheck %s --check-prefix=DECAYS
+// RUN: qla-opt %s -qla-context-split="form=decays decay-columns=8" | FileCheck %s --check-prefix=COLS
 // RUN: not qla-opt %s -qla-context-split=form=diagonal 2>&1 | FileCheck %s --check-prefix=BADFORM
+// RUN: not qla-opt %s -qla-context-split="form=decays decay-columns=0" 2>&1 | FileCheck %s --check-prefix=BADCOLS
 // BADFORM: error: qla-context-split: form must be 'ends', 'transition' or 'decays', got 'diagonal'
+// BADCOLS: error: qla-context-split: decay-columns must be at least 1, got 0
 
 // The decays run: the declared log-decay (qla.scan_decay) of each iteration to decays[state · slots + i],
 // slots = the table's length over the states (rows of %S / 64); the state is carried unchanged from
@@ -28,6 +31,24 @@
 // DECAYS-NEXT: qla.yield %[[ST]]
 // DECAYS-NOT: qla.store
 // DECAYS: return
+
+// With decay-columns=8 the states sit 8 to a row: decays[(state / 8 · slots + i) · 8 + state % 8],
+// bounded at ((state / 8 + 1) · slots) · 8 (iterations past the slots write nothing).
+// COLS: %[[KEY:.*]] = arith.divsi %[[ROW:.*]], %c64
+// COLS: %[[STATES:.*]] = arith.divsi
+// COLS: %[[SLOTS:.*]] = arith.divsi %{{.*}}, %[[STATES]]
+// COLS: %[[GROUP:.*]] = arith.divsi %[[KEY]], %[[C8:c8[_0-9]*]]
+// COLS: %[[COLUMN:.*]] = arith.remsi %[[KEY]], %[[C8]]
+// COLS: %[[BASE:.*]] = arith.muli %[[GROUP]], %[[SLOTS]]
+// COLS: qla.for
+// COLS: %[[D:.*]] = qla.load %arg5[%{{.*}}] {qla.scan_decay}
+// COLS: %[[R:.*]] = arith.addi %[[BASE]], %{{.*}}
+// COLS: %[[RN:.*]] = arith.muli %[[R]], %[[C8]]
+// COLS: %[[AT:.*]] = arith.addi %[[RN]], %[[COLUMN]]
+// COLS: %[[T:.*]] = qla.map
+// COLS: %[[E:.*]] = arith.addi %[[BASE]], %[[SLOTS]]
+// COLS: %[[END:.*]] = arith.muli %[[E]], %[[C8]]
+// COLS: qla.store %[[T]], %{{.*}}[%[[AT]]] bounds[%[[END]]]
 
 // A scan carrying a transposed state Hᵀ (64x64) of head %h from %S; %V is its input term (U_c = Vᵀ·A),
 // %O an output written each iteration.

@@ -229,9 +229,10 @@ public:
   /// scan: "ends" (from a zero state) or "transition" (from the identity, the input terms zero); both
   /// keep only the final state and take a new tensor `run_chunks` (i64, one entry per state of the
   /// initial-state tensor) giving how many of the last iterations to run; "decays" writes each
-  /// iteration's declared log-decay (scanDecay) to a new tensor `decays` ([state][iteration], f32) and
-  /// nothing else. Throws qla::Error if it fails.
-  void contextSplitRun(const std::string &form);
+  /// iteration's declared log-decay (scanDecay) to a new tensor `decays` ([state][iteration], f32, or
+  /// with decayColumns = n > 1 [state / n][iteration][state % n]) and nothing else. Throws qla::Error if
+  /// it fails.
+  void contextSplitRun(const std::string &form, int64_t decayColumns = 1);
   /// Runs the compiler pipeline and NVPTX; throws qla::Error with the DSL line on failure.
   CompiledPtx compile(const CompileOptions &options = {}) const;
   /// Runs the tile program on the CPU (one argument per tensor, in declaration order); throws

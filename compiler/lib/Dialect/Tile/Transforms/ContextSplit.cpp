@@ -56,6 +56,11 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
                                  << "'";
       return signalPassFailure();
     }
+    if (decayColumns < 1) {
+      getOperation().emitError() << "qla-context-split: decay-columns must be at least 1, got "
+                                 << static_cast<int64_t>(decayColumns);
+      return signalPassFailure();
+    }
     for (auto kernel : getOperation().getOps<func::FuncOp>())
       if (failed(splitKernel(kernel)))
         return signalPassFailure();
@@ -116,7 +121,9 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
   }
 
   /// The decays run: each iteration's declared log-decay to decays[state · slots + iteration] (slots =
-  /// the table's length over the number of states); the state is no longer updated, nothing else is stored.
+  /// the table's length over the number of states), or with n = decay-columns > 1 to
+  /// decays[(state / n · slots + iteration) · n + state % n]; the state is no longer updated, nothing
+  /// else is stored.
   LogicalResult writeDecays(func::FuncOp kernel, ForOp loop, CopyOp init, int64_t stateRows) {
     SmallVector<Operation *> decays;
     loop.walk([&](Operation *op) {
@@ -143,7 +150,16 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
     Value key = b.create<arith::DivSIOp>(loc, init.getOffsets()[0], rowsPerState);
     Value states = b.create<arith::DivSIOp>(loc, b.create<DimOp>(loc, init.getSource(), 0), rowsPerState);
     Value slots = b.create<arith::DivSIOp>(loc, b.create<DimOp>(loc, out, 0), states);
-    Value base = b.create<arith::MulIOp>(loc, key, slots);
+    // The row of the state's first iteration, and each iteration's step along the table: 1, or n with
+    // the states n to a row (then the state's column is added once).
+    Value group = key, column, step;
+    if (decayColumns > 1) {
+      Value n = b.create<arith::ConstantIndexOp>(loc, decayColumns);
+      group = b.create<arith::DivSIOp>(loc, key, n);
+      column = b.create<arith::RemSIOp>(loc, key, n);
+      step = n;
+    }
+    Value base = b.create<arith::MulIOp>(loc, group, slots);
     // The state is no longer needed: the loop carries its (zero) initial value unchanged.
     Type elt = state(loop).getElementType();
     Value zero = b.create<FillOp>(loc, TileType::get(state(loop).getShape(), elt, MemorySpace::frag),
@@ -153,6 +169,8 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
     // decays[base + i] = the declared log-decay, as a one-element tile.
     b.setInsertionPointAfter(decay);
     Value index = b.create<arith::AddIOp>(loc, base, loop.getInductionVar());
+    if (step)
+      index = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, index, step), column);
     auto one = TileType::get({1}, b.getI32Type(), MemorySpace::frag);
     Value iota = b.create<IotaOp>(loc, one, b.getI64IntegerAttr(0));
     auto map = b.create<MapOp>(loc, TileType::get({1}, b.getF32Type(), MemorySpace::frag), ValueRange{iota});
@@ -163,6 +181,8 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
     }
     // Bounded at the state's row: a state with more iterations than slots writes nothing past it.
     Value end = b.create<arith::AddIOp>(loc, base, slots);
+    if (step)
+      end = b.create<arith::MulIOp>(loc, end, step);
     auto store = b.create<StoreOp>(loc, map.getResult(), out, ValueRange{index}, ValueRange{end});
     SmallVector<StoreOp> others;
     kernel.walk([&](StoreOp s) {

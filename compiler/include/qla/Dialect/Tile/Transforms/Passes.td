@@ -54,13 +54,17 @@ def QlaContextSplit : Pass<"qla-context-split", "::mlir::ModuleOp"> {
     - `form=decays`: nothing but each iteration's log-decay, declared in the scan by the op marked
       `qla.scan_decay`, written to a new tensor `decays` (f32, last argument) at
       [state · slots + iteration], slots = its length over the number of states: what the truncated
-      split's windows are chosen from.
+      split's windows are chosen from. With `decay-columns=n` (n > 1) the table is
+      [state / n][iteration][state % n] instead: the states n at a time (e.g. a segment's heads) side
+      by side in each iteration's row, which a kernel writing the table n states a block stores at once.
     The scan's initial state must come from a qla.copy of a tensor covering whole states' rows (a block
     may hold some of a state's columns). Declared log-decays are ≤ 0 (a decay factor ≤ 1), which the
     windows chosen from them assume. Not part of the default pipeline.
   }];
   let options = [
-    Option<"form", "form", "std::string", /*default=*/"\"ends\"", "which run: 'ends', 'transition' or 'decays'">
+    Option<"form", "form", "std::string", /*default=*/"\"ends\"", "which run: 'ends', 'transition' or 'decays'">,
+    Option<"decayColumns", "decay-columns", "int64_t", /*default=*/"1",
+           "form=decays: states side by side in each row of the table ([state / n][iteration][state % n])">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
