@@ -102,7 +102,7 @@ TEST_CASE("qla-context-split splits a recurrence that is not GDN: a decayed line
   c.HV = kHeads;
   c.K = c.V = kD;
   HostTensor first{{2}, {0, double(S)}}, starts = zeros({S * kHeads * kD, kD});
-  qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &transitions, &starts, &runs}, {kHeads, 1, 1});
+  qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &transitions, &starts, &runs}, {0, 1, 1}); // x: its build's
   HostTensor finals = zeros({S * kHeads * kD, kD});
   decayedState("")->interpret({&segCu, &keys, &v, &decay, &starts, &finals}, {kHeads, S, 1});
   std::vector<double> split(finals.data.end() - kHeads * kD * kD, finals.data.end());
@@ -113,7 +113,7 @@ TEST_CASE("qla-context-split splits a recurrence that is not GDN: a decayed line
   // transitions, given or not: ends only, and the non-decaying head is far off.
   HostTensor noRuns = zeros({S * kHeads}), starts2 = zeros({S * kHeads * kD, kD}),
              finals2 = zeros({S * kHeads * kD, kD});
-  qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &transitions, &starts2, &noRuns}, {kHeads, 1, 1});
+  qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &transitions, &starts2, &noRuns}, {0, 1, 1});
   decayedState("")->interpret({&segCu, &keys, &v, &decay, &starts2, &finals2}, {kHeads, S, 1});
   std::vector<double> wrong(finals2.data.end() - kHeads * kD * kD, finals2.data.end());
   CHECK(relL2(wrong, whole.data) > 1e-2);
@@ -122,7 +122,7 @@ TEST_CASE("qla-context-split splits a recurrence that is not GDN: a decayed line
   HostTensor mixedRuns{{S * kHeads}, {0, 2, 0, 2, 0, 1}}, starts3 = zeros({S * kHeads * kD, kD}),
       finals3 = zeros({S * kHeads * kD, kD});
   qla::gdn::buildGdnSplitCorrect(c)->interpret({&first, &h0, &ends, &transitions, &starts3, &mixedRuns},
-                                               {kHeads, 1, 1});
+                                               {0, 1, 1});
   decayedState("")->interpret({&segCu, &keys, &v, &decay, &starts3, &finals3}, {kHeads, S, 1});
   auto headOf = [&](const HostTensor &states, int64_t head) {
     auto from = states.data.end() - (kHeads - head) * kD * kD;

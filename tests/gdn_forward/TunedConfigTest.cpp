@@ -310,7 +310,7 @@ TEST_CASE("a call's launches match the kernels' manifests and the interpreter's 
     CHECK(kernels()[1].grid == std::array<uint32_t, 3>{0, S, slots}); // x: the cumsum's build (cumsumHeads)
     CHECK(kernels()[3].grid == std::array<uint32_t, 3>{2, 1, S});
     CHECK(kernels()[4].grid == std::array<uint32_t, 3>{4, S, 1});
-    CHECK(kernels()[6].grid == std::array<uint32_t, 3>{4, 1, 1});
+    CHECK(kernels()[6].grid == std::array<uint32_t, 3>{0, 1, 1}); // x: the correction's build (heads × slices)
   }
   SECTION("a varlen call with its plan runs split over the planned segments") {
     const std::vector<int64_t> cu{0, 100, 32868, 32900, 49284, 49300};
@@ -332,7 +332,7 @@ TEST_CASE("a call's launches match the kernels' manifests and the interpreter's 
           std::array<uint32_t, 3>{0, S, static_cast<uint32_t>(split.chunkSlots)});                // cumsum
     CHECK(kernels()[2].grid == std::array<uint32_t, 3>{2, 5, static_cast<uint32_t>(split.mostSegments)}); // windows
     CHECK(kernels()[3].grid == std::array<uint32_t, 3>{4, S, 1});                                     // segment ends
-    CHECK(kernels()[5].grid == std::array<uint32_t, 3>{4, 5, 1});                                     // correction
+    CHECK(kernels()[5].grid == std::array<uint32_t, 3>{0, 5, 1}); // correction (x: its build's)
     CHECK(kernels()[6].grid[1] == S);                                                                  // every segment
     // Too small a workspace is refused, naming the plan's sizing.
     CHECK_THROWS_WITH(fwd(t, workspace, fwd.workspaceBytes(split) - 256),

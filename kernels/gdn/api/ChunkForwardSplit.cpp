@@ -218,7 +218,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
          {first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts,
           transitionRuns},
          stream,
-         {u32(sh.HV * (sh.V / 64)), u32(N), 1});
+         {0, u32(N), 1}); // x: its build's (value heads × column slices)
   const int64_t bv = forwardTile(S, t.split);
   const std::vector<TensorArg> mainRun =
       fusesInverse(bv == sh.BV ? images_.manifests[3] : images_.wideManifest)

@@ -101,7 +101,7 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
   HostTensor initial{{N * HV * K, V}, p.useInitialState ? in.initialState.data : std::vector<double>(N * HV * square, 0.0)};
   HostTensor starts = zeros({S * HV * K, V});
   buildGdnSplitCorrect(c)->interpret({&first, &initial, &endRows, &transitionRows, &starts, &transitionRuns},
-                                     {HV * (V / 64), N, 1});
+                                     {0, N, 1});
   // Every segment from its start; a sequence's final state is its last segment's.
   HostTensor finals = zeros({S * HV * K, V});
   buildGdnChunkForward(c)->interpret({&segCu, &q, &k, &v, &gcum, &a, &aqk, &o, &starts, &finals}, stateGrid);
