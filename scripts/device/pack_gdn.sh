@@ -30,9 +30,11 @@ gdn() {
     "$qlac" compile gdn_split_correct --set "$2" -o "$pkg/gdn/$1/gdn_split_correct" >/dev/null
     "$qlac" compile gdn_split_windows --set "$2" -o "$pkg/gdn/$1/gdn_split_windows" >/dev/null
     "$qlac" compile gdn_cumsum --set "$2,chunk_totals=1" -o "$pkg/gdn/$1/gdn_split_cumsum" >/dev/null
-    "$qlac" compile gdn_chunk_forward --set "$2,split_run=1,initial_state=1,final_state=1" \
+    # The runs are never fused (as ChunkForwardJit's set): a fused main forward beside the inverse's a, aqk.
+    local runs=${2//,fuse_inverse=1/}
+    "$qlac" compile gdn_chunk_forward --set "$runs,split_run=1,initial_state=1,final_state=1" \
       -o "$pkg/gdn/$1/gdn_chunk_forward_state" >/dev/null
-    "$qlac" compile gdn_chunk_forward --set "$2,split_run=2,initial_state=1,final_state=1" \
+    "$qlac" compile gdn_chunk_forward --set "$runs,split_run=2,initial_state=1,final_state=1" \
       -o "$pkg/gdn/$1/gdn_chunk_forward_transition" >/dev/null
   fi
   echo "$2" > "$pkg/gdn/$1/settings"; echo "compiled gdn $1: $2"
