@@ -244,10 +244,15 @@ TEST_CASE("the split planner cuts only what leaves SMs idle, into segments that 
   CHECK(mix.firstSegment.size() == 4);
   CHECK(mix.firstSegment[2] - mix.firstSegment[1] > 1); // the long one in several segments
   CHECK(mix.firstSegment[3] - mix.firstSegment[2] == 1);
-  // (16,64) 1x32768: 128 blocks; filling the GPU takes two segments, fewer than minSegments: no split
-  // (exact mode over two segments is slower than none). The same with minSegments = 2 splits in two.
-  CHECK_FALSE(planContextSplit({0, 32768}, 64, 128, 64).split());
+  // (16,64) 1x32768: 128 blocks, half the slots; filling them takes two segments, fewer than
+  // minSegments (two lose with zero-decay heads): four instead. With minSegments = 2, two.
+  CHECK(planContextSplit({0, 32768}, 64, 128, 64).segmentTokens == 8192);
   CHECK(planContextSplit({0, 32768}, 64, 128, 64, {.minSegments = 2}).segmentTokens == 16384);
+  CHECK(planContextSplit({0, 32768}, 64, 128, 64, {.minSegments = 5}).segmentTokens == 4096); // bit_ceil(5) = 8
+  // (16,64) 2x16384: 256 blocks, more than half the slots: no split.
+  CHECK_FALSE(planContextSplit({0, 16384, 32768}, 64, 128, 64).split());
+  // (2,8) 8x1024: half the slots, but four segments of a sequence would be shorter than minSegmentChunks.
+  CHECK_FALSE(planContextSplit({0, 1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192}, 8, 128, 64).split());
   // Overrides: off, or a given length (a partial last segment).
   CHECK_FALSE(planContextSplit({0, 32768}, 32, 128, 64, {.enabled = false}).split());
   auto given = planContextSplit({0, 1000}, 32, 128, 64, {.segmentTokens = 256});

@@ -163,7 +163,7 @@ TEST_CASE("a tuned segment length reaches the planner", "[gdn][tuning][jit]") {
   CHECK(segments(1, 6000) == 1);   // shorter than two segments
   CHECK(segments(16, 32768) == 1); // 1536 blocks fill the GPU: no split, tuned length or not
   SplitPolicy planner{.sms = 132};
-  CHECK(planContextSplit({0, 32768}, 48, 128, 64, planner).segmentCuSeqlens.empty()); // its own rule: no split
+  CHECK(planContextSplit({0, 32768}, 48, 128, 64, planner).segmentTokens == 8192); // its own rule: four segments
 }
 
 TEST_CASE("the split is taken for in-kernel gates and L2 norm like any build", "[gdn][split][jit]") {

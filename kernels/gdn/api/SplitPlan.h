@@ -29,6 +29,8 @@ struct SplitPolicy {
   // truncated one for heads whose gates barely decay) runs three state passes over a segment (end,
   // transition, main): with two segments that is slower than no split (H200, (16,64) 1x32768: 3.60 ms
   // split exact against 3.02 unsplit; (2,8) 8x1024 0.125 split in two against 0.111 unsplit, runs 23, 27-28).
+  // When at most half the slots are busy and filling them would take fewer segments than this, the
+  // planner cuts into bit_ceil(minSegments) segments instead (each still minSegmentChunks long).
   int64_t minSegments = 3;
   bool enabled = true;
   // Truncated mode: a segment whose last chunks' summed log-gate reaches this (≤ 0) starts from its end
