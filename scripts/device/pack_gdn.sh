@@ -31,7 +31,7 @@ gdn() {
     "$qlac" compile gdn_split_windows --set "$2" -o "$pkg/gdn/$1/gdn_split_windows" >/dev/null
     "$qlac" compile gdn_cumsum --set "$2,chunk_totals=1" -o "$pkg/gdn/$1/gdn_split_cumsum" >/dev/null
     # The runs are never fused (as ChunkForwardJit's set): a fused main forward beside the inverse's a, aqk.
-    local runs=${2//,fuse_inverse=1/}
+    local runs; runs=$(sed -E 's/(^|,)fuse_inverse=1(,|$)/\1/; s/,$//' <<<"$2")
     "$qlac" compile gdn_chunk_forward --set "$runs,split_run=1,initial_state=1,final_state=1" \
       -o "$pkg/gdn/$1/gdn_chunk_forward_state" >/dev/null
     "$qlac" compile gdn_chunk_forward --set "$runs,split_run=2,initial_state=1,final_state=1" \

@@ -169,6 +169,9 @@ TEST_CASE("gdn_cumsum's grid takes gcd(HV, 32) heads a block, with the split's c
   CHECK(gridX("H=16,HV=48") == 3);
   CHECK(gridX("H=2,HV=8,gate_in_kernel=1") == 1);
   CHECK(gridX("H=16,HV=32,chunk_totals=1") == 1);
+  // gdn_split_correct, launched the same way: a value head's 128 state columns in 8-column slices.
+  CHECK(qla::Json::parse(qla::gdn::buildGdnSplitCorrect(parseGdnForwardConfig("H=16,HV=32"))->compile().manifestJson)
+            .at("grid").asArray().at(0).asInt() == 32 * 16);
   CHECK(gridX("H=16,HV=48,chunk_totals=1") == 3);
 }
 

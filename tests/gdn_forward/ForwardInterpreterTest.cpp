@@ -244,6 +244,21 @@ TEST_CASE("exact context split of a batch: varlen with a short and a long sequen
   }
 }
 
+TEST_CASE("exact context split in many segments: the correction's steps in groups of three, and a partial group",
+          "[gdn][interpreter][split]") {
+  // One-chunk segments: 9 correction steps (three full groups) and 7 (two groups and one step; the last
+  // segment partial). A step applied twice, skipped, or stored at a clamped step's row would be far off.
+  for (int64_t T : {640, 7 * 64 + 30}) {
+    GdnProblem p = problem(1, T, 1, 2, 64, 64);
+    GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+    GdnOutputs whole = interpretGdnForward(p, in, {.precise = 2}), split = interpretGdnForwardSplit(p, in, 64, kExact, 2);
+    double dO = relL2(split.o, whole.o), dState = relL2(split.finalState, whole.finalState);
+    WARN("T = " << T << " in 64-token segments: split vs unsplit o " << dO << ", final state " << dState);
+    CHECK(dState <= 1e-4);
+    CHECK(dO <= 1e-3);
+  }
+}
+
 TEST_CASE("truncated context split: warm-up windows where the gates reach the threshold, exact elsewhere",
           "[gdn][interpreter][split]") {
   // Four value heads under mixedDecay: head 0 never decays (g = 0: falls back to the exact transition),
@@ -264,21 +279,24 @@ TEST_CASE("truncated context split: warm-up windows where the gates reach the th
 
 TEST_CASE("gdn_split_windows: run starts from the chunks' summed log-gates", "[gdn][interpreter][split]") {
   // One sequence in three segments (4, 4 and 3 chunks), two heads, chunk slots 4 a segment. Head 0 never
-  // decays (exact: both runs over the whole segment, 4 chunks); head 1 decays −6 a chunk (−12 after two:
-  // a two-chunk window, no transition run); the last segment needs neither run.
+  // decays (exact: both runs over the whole segment, 4 chunks); head 1 decays −6 a chunk in segment 0
+  // (−12 after two: a two-chunk window, no transition run) and in segment 1 only in its last chunk, by
+  // −12 (a one-chunk window); the last segment needs neither run.
   GdnForwardConfig c;
   c.H = 1;
   c.HV = 2;
   c.K = c.V = 64;
   HostTensor first{{2}, {0, 3}}, segCu{{4}, {0, 256, 512, 700}}, threshold{{1}, {-10.0}};
   HostTensor totals{{3 * 4, 2}, std::vector<double>(24, 0.0)};
-  for (int s = 0; s < 3; ++s)
-    for (int j = 0; j < 4; ++j)
-      totals.data[(s * 4 + j) * 2 + 1] = -6.0; // [segment][chunk][head]
+  for (int j = 0; j < 4; ++j)
+    totals.data[(0 * 4 + j) * 2 + 1] = -6.0; // [segment][chunk][head]
+  totals.data[(1 * 4 + 3) * 2 + 1] = -12.0;
+  for (int j = 0; j < 3; ++j)
+    totals.data[(2 * 4 + j) * 2 + 1] = -6.0;
   HostTensor ends{{6}, std::vector<double>(6, -1.0)}, transitions{{6}, std::vector<double>(6, -1.0)};
   buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &ends, &transitions}, {2, 1, 4});
   // Chunks each run takes; rows are segment · HV + head.
-  CHECK(ends.data == std::vector<double>{4, 2, 4, 2, 0, 0});
+  CHECK(ends.data == std::vector<double>{4, 2, 4, 1, 0, 0});
   CHECK(transitions.data == std::vector<double>{4, 0, 4, 0, 0, 0});
   threshold.data[0] = -1e30; // the exact mode's threshold (−inf on the GPU): whole segments everywhere
   buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &ends, &transitions}, {2, 1, 4});

@@ -68,7 +68,6 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
   HostTensor gcum = zeros({T, HV}), a = zeros({T, HV * C}), aqk = zeros({T, HV * C}), o = zeros({T, HV * V});
   HostTensor beta = c.gateInKernel ? zeros({T, HV}) : hostOf(in.beta, {T, HV});
   HostTensor totals = zeros({S * slots, HV}), threshold{{1}, {logGateThreshold}};
-  const std::array<int64_t, 3> chunkGrid{HV, S, slots};
   GdnForwardConfig withTotals = c;
   withTotals.chunkTotals = true;
   if (c.gateInKernel) {

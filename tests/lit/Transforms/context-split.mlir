@@ -33,12 +33,17 @@
 // DECAYS: return
 
 // With decay-columns=8 the states sit 8 to a row: decays[(state / 8 · slots + i) · 8 + state % 8],
-// bounded at ((state / 8 + 1) · slots) · 8 (iterations past the slots write nothing).
+// slots = the length over the states rounded up to whole rows of 8 (here 4 states: one row of 8, so the
+// table holds 8 · slots), bounded at ((state / 8 + 1) · slots) · 8 (iterations past the slots write nothing).
 // COLS: %[[KEY:.*]] = arith.divsi %[[ROW:.*]], %c64
 // COLS: %[[STATES:.*]] = arith.divsi
-// COLS: %[[SLOTS:.*]] = arith.divsi %{{.*}}, %[[STATES]]
 // COLS: %[[GROUP:.*]] = arith.divsi %[[KEY]], %[[C8:c8[_0-9]*]]
 // COLS: %[[COLUMN:.*]] = arith.remsi %[[KEY]], %[[C8]]
+// COLS: %[[UP:.*]] = arith.addi %[[STATES]], %c7
+// COLS: %[[ROWS:.*]] = arith.divsi %[[UP]], %[[C8]]
+// COLS: %[[ROWSTATES:.*]] = arith.muli %[[ROWS]], %[[C8]]
+// COLS: %[[LEN:.*]] = qla.dim
+// COLS: %[[SLOTS:.*]] = arith.divsi %[[LEN]], %[[ROWSTATES]]
 // COLS: %[[BASE:.*]] = arith.muli %[[GROUP]], %[[SLOTS]]
 // COLS: qla.for
 // COLS: %[[D:.*]] = qla.load %arg5[%{{.*}}] {qla.scan_decay}

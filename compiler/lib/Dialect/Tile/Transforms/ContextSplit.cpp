@@ -149,16 +149,20 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
     Value rowsPerState = b.create<arith::ConstantIndexOp>(loc, stateRows);
     Value key = b.create<arith::DivSIOp>(loc, init.getOffsets()[0], rowsPerState);
     Value states = b.create<arith::DivSIOp>(loc, b.create<DimOp>(loc, init.getSource(), 0), rowsPerState);
-    Value slots = b.create<arith::DivSIOp>(loc, b.create<DimOp>(loc, out, 0), states);
     // The row of the state's first iteration, and each iteration's step along the table: 1, or n with
-    // the states n to a row (then the state's column is added once).
-    Value group = key, column, step;
+    // the states n to a row (then the state's column is added once, and the slots are the table's length
+    // over whole rows of n: a last row of fewer states stays inside the table).
+    Value group = key, column, step, rowStates = states;
     if (decayColumns > 1) {
       Value n = b.create<arith::ConstantIndexOp>(loc, decayColumns);
       group = b.create<arith::DivSIOp>(loc, key, n);
       column = b.create<arith::RemSIOp>(loc, key, n);
       step = n;
+      Value rows = b.create<arith::DivSIOp>(
+          loc, b.create<arith::AddIOp>(loc, states, b.create<arith::ConstantIndexOp>(loc, decayColumns - 1)), n);
+      rowStates = b.create<arith::MulIOp>(loc, rows, n);
     }
+    Value slots = b.create<arith::DivSIOp>(loc, b.create<DimOp>(loc, out, 0), rowStates);
     Value base = b.create<arith::MulIOp>(loc, group, slots);
     // The state is no longer needed: the loop carries its (zero) initial value unchanged.
     Type elt = state(loop).getElementType();
@@ -179,7 +183,8 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
       b.createBlock(&map.getBody(), {}, {b.getI32Type()}, {loc});
       b.create<YieldOp>(loc, ValueRange{decay->getResult(0)});
     }
-    // Bounded at the state's row: a state with more iterations than slots writes nothing past it.
+    // Bounded at the state's row (its group's rows): a state with more iterations than slots writes
+    // nothing past them.
     Value end = b.create<arith::AddIOp>(loc, base, slots);
     if (step)
       end = b.create<arith::MulIOp>(loc, end, step);

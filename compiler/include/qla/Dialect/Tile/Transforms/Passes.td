@@ -56,7 +56,8 @@ def QlaContextSplit : Pass<"qla-context-split", "::mlir::ModuleOp"> {
       [state · slots + iteration], slots = its length over the number of states: what the truncated
       split's windows are chosen from. With `decay-columns=n` (n > 1) the table is
       [state / n][iteration][state % n] instead: the states n at a time (e.g. a segment's heads) side
-      by side in each iteration's row, which a kernel writing the table n states a block stores at once.
+      by side in each iteration's row, which a kernel writing the table n states a block stores at once;
+      slots is then the length over the states rounded up to a multiple of n.
     The scan's initial state must come from a qla.copy of a tensor covering whole states' rows (a block
     may hold some of a state's columns). Declared log-decays are ≤ 0 (a decay factor ≤ 1), which the
     windows chosen from them assume. Not part of the default pipeline.
