@@ -65,12 +65,17 @@
 // ENDS: %[[N:.*]] = qla.load %[[RUNS]][%[[KEY]]]
 // ENDS: %[[FIRST:.*]] = arith.subi %[[UB:.*]], %[[N]]
 // ENDS: %[[LB:.*]] = arith.maxsi %c0, %[[FIRST]]
+// ENDS: %[[ANY:.*]] = arith.cmpi slt, %[[LB]], %[[UB]]
 // ENDS: %[[ZERO:.*]] = qla.fill 0.000000e+00 : f32 : !qla.tile<64x64xf32, frag>
 // ENDS: qla.for %[[LB]] to %[[UB]] step %c1 iter_args(%[[ZERO]] :
 // ENDS-NOT: qla.store {{.*}} %arg2
 // ENDS: qla.copy %arg1
 // ENDS: qla.yield
-// ENDS: qla.store {{.*}}, %arg4
+// A run of no iteration stores nothing: the final store's first bound is 0 then.
+// ENDS: %[[ROWS:.*]] = qla.dim %arg4, 0
+// ENDS: %[[NCOL:.*]] = qla.dim %arg4, 1
+// ENDS: %[[BOUND:.*]] = arith.select %[[ANY]], %[[ROWS]], %c0
+// ENDS: qla.store {{.*}}, %arg4[{{.*}}] bounds[%[[BOUND]], %[[NCOL]]]
 // ENDS-NOT: qla.copy %arg3
 
 // The transition run: the identity at the tile's place (column offset %col: element (i, j) of Hᵀ is

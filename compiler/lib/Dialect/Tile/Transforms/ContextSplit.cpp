@@ -108,6 +108,8 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
     Value lb = b.create<arith::MaxSIOp>(loc, loop.getLowerBound(), first);
     loop.getLowerBoundMutable().assign(lb);
 
+    Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, lb, loop.getUpperBound());
+    storeOnlyIfRan(loop, any);
     if (form == "ends") {
       Type elt = state.getElementType();
       Value zero = b.create<FillOp>(loc, TileType::get(state.getShape(), elt, MemorySpace::frag),
@@ -115,7 +117,6 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
       loop.getInitArgsMutable()[0].assign(zero);
       return success();
     }
-    Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, lb, loop.getUpperBound());
     loop.getInitArgsMutable()[0].assign(identityState(b, init, any));
     return zeroInputTerms(kernel, loop);
   }
@@ -197,6 +198,25 @@ struct ContextSplitPass : qla::impl::QlaContextSplitBase<ContextSplitPass> {
     for (StoreOp s : others)
       s.erase();
     return success();
+  }
+
+  /// A run of no iteration stores nothing: the final state's stores get a first bound of 0 then (their
+  /// states are never read: a zero transition is skipped, a sequence's last segment takes neither run),
+  /// so such blocks only read their count (a truncated split's transition runs: all of them).
+  static void storeOnlyIfRan(ForOp loop, Value any) {
+    for (Operation *user : loop.getResult(0).getUsers()) {
+      auto store = dyn_cast<StoreOp>(user);
+      if (!store || store.getValue() != loop.getResult(0))
+        continue;
+      OpBuilder b(store);
+      Location loc = store.getLoc();
+      SmallVector<Value> bounds(store.getBounds());
+      if (bounds.empty())
+        for (unsigned d = 0; d < store.getOffsets().size(); ++d)
+          bounds.push_back(b.create<DimOp>(loc, store.getDest(), d));
+      bounds[0] = b.create<arith::SelectOp>(loc, any, bounds[0], b.create<arith::ConstantIndexOp>(loc, 0));
+      store.getBoundsMutable().assign(bounds);
+    }
   }
 
   static TileType state(ForOp loop) { return cast<TileType>(loop.getInitArgs()[0].getType()); }

@@ -46,7 +46,9 @@ def QlaContextSplit : Pass<"qla-context-split", "::mlir::ModuleOp"> {
       the initial-state tensor (the scan's initial copy's row offset over the rows one state spans),
       and run only that many of the loop's last iterations (a warm-up window, the whole segment, or
       none); the stores inside the loop go with everything that only fed them (as
-      qla-drop-loop-outputs), so what remains is the state's update and the final state's store;
+      qla-drop-loop-outputs), so what remains is the state's update and the final state's store, which
+      a run of no iteration skips (its first bound 0: such a state is never read — a zero transition
+      is skipped by the correction, a sequence's last segment takes neither run);
     - `form=ends`: from a zero state: the segment's end from zero, E;
     - `form=transition`: from the identity at the state tile's place (zero when no iteration runs),
       with every read of the scan's input-term tensors taken as zero (a gemm with such an operand
