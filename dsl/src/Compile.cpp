@@ -50,6 +50,8 @@ Json manifestOf(const std::string &kernel, const KernelAbi &abi, const std::stri
   m.set("grid", ints({abi.grid[0], abi.grid[1], abi.grid[2]}));
   m.set("block", ints({abi.block[0], abi.block[1], abi.block[2]}));
   m.set("smem_bytes", abi.smemBytes);
+  if (abi.dependentLaunch)
+    m.set("dependent_launch", true);
   Json params = Json::array();
   for (const KernelParam &p : abi.params) {
     Json j = Json::object();

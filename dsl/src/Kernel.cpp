@@ -175,6 +175,8 @@ void Kernel::minBlocksPerSM(int64_t n, Loc loc) {
   impl_->func->setAttr(QlaDialect::kMinBlocksAttr, impl_->builder.getI64IntegerAttr(n));
 }
 
+void Kernel::dependentLaunch() { impl_->func->setAttr(QlaDialect::kDependentLaunchAttr, impl_->builder.getUnitAttr()); }
+
 Index Kernel::blockId(int dim, Loc loc) {
   if (dim < 0 || dim > 2)
     throw Error(fmt::format("{}: kernel '{}': blockId dimension must be 0, 1 or 2, got {}", where(loc), name_, dim));

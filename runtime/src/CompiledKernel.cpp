@@ -90,6 +90,8 @@ KernelSignature::KernelSignature(const Json& manifest)
     config_.block[i] = static_cast<std::uint32_t>(block.at(i));
   }
   config_.dynamicSmemBytes = static_cast<std::uint32_t>(manifest.at("smem_bytes").asInt());
+  if (const Json* dependent = manifest.find("dependent_launch"))
+    config_.dependentLaunch = dependent->asBool();
 }
 
 CompiledKernel::CompiledKernel(const Json& manifest, std::string_view image)

@@ -129,16 +129,23 @@ void launch(CUfunction function, const LaunchConfig& config, void** params,
 
   const bool clustered = config.cluster[0] * config.cluster[1] * config.cluster[2] > 1;
   CUresult result;
-  if (!clustered) {
+  if (!clustered && !config.dependentLaunch) {
     result = drv.cuLaunchKernel(function, config.grid[0], config.grid[1], config.grid[2],
                                 config.block[0], config.block[1], config.block[2],
                                 config.dynamicSmemBytes, config.stream, params, nullptr);
   } else {
-    CUlaunchAttribute attribute = {};
-    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = config.cluster[0];
-    attribute.value.clusterDim.y = config.cluster[1];
-    attribute.value.clusterDim.z = config.cluster[2];
+    CUlaunchAttribute attributes[2] = {};
+    unsigned count = 0;
+    if (clustered) {
+      attributes[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attributes[count].value.clusterDim.x = config.cluster[0];
+      attributes[count].value.clusterDim.y = config.cluster[1];
+      attributes[count++].value.clusterDim.z = config.cluster[2];
+    }
+    if (config.dependentLaunch) {
+      attributes[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attributes[count++].value.programmaticStreamSerializationAllowed = 1;
+    }
     CUlaunchConfig launchConfig = {};
     launchConfig.gridDimX = config.grid[0];
     launchConfig.gridDimY = config.grid[1];
@@ -148,8 +155,8 @@ void launch(CUfunction function, const LaunchConfig& config, void** params,
     launchConfig.blockDimZ = config.block[2];
     launchConfig.sharedMemBytes = config.dynamicSmemBytes;
     launchConfig.hStream = config.stream;
-    launchConfig.attrs = &attribute;
-    launchConfig.numAttrs = 1;
+    launchConfig.attrs = attributes;
+    launchConfig.numAttrs = count;
     result = drv.cuLaunchKernelEx(&launchConfig, function, params, nullptr);
   }
   if (result != CUDA_SUCCESS)

@@ -175,6 +175,24 @@ TEST_CASE("gdn_cumsum's grid takes gcd(HV, 32) heads a block, with the split's c
   CHECK(gridX("H=16,HV=48,chunk_totals=1") == 3);
 }
 
+TEST_CASE("dependent_launch builds every kernel of the set to wait first and says so in its manifest", "[gdn]") {
+  for (const char *settings : {"H=2,HV=8,dependent_launch=1", "H=2,HV=8"}) {
+    const bool on = std::string(settings).find("dependent_launch=1") != std::string::npos;
+    auto c = parseGdnForwardConfig(settings);
+    auto withRuns = parseGdnForwardConfig(std::string(settings) + ",split_run=1,initial_state=1,final_state=1");
+    std::unique_ptr<qla::dsl::Kernel> kernels[] = {
+        qla::gdn::buildGdnOffsets(c),           qla::gdn::buildGdnCumsum(c),       qla::gdn::buildGdnChunkInverse(c),
+        qla::gdn::buildGdnChunkForward(withRuns), qla::gdn::buildGdnSplitCorrect(c), qla::gdn::buildGdnSplitWindows(c),
+        qla::gdn::buildGdnSplitOffsets(c)};
+    for (const auto &kernel : kernels) {
+      qla::dsl::CompiledPtx out = kernel->compile();
+      INFO(settings << ": " << qla::Json::parse(out.manifestJson).at("kernel").asString());
+      CHECK(qla::Json::parse(out.manifestJson).contains("dependent_launch") == on);
+      CHECK((out.ptx.find("griddepcontrol.wait;") != std::string::npos) == on);
+    }
+  }
+}
+
 TEST_CASE("the (16, 32), K = V = 128 forward set compiles cold, its kernels side by side", "[gdn][compile-time]") {
   // A fresh cache directory, so nothing is loaded: DSL -> tile IR -> passes -> PTX -> cubin for every kernel:
   // the four of a call, then with the planner's (the wide state kernel and the context split's six).

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <string>
 
+#include "qla/runtime/CompiledKernel.h"
 #include "qla/runtime/Driver.h"
 #include "qla/runtime/Error.h"
+#include "qla/runtime/Json.h"
 #include "qla/runtime/Launch.h"
 
 using Catch::Matchers::ContainsSubstring;
@@ -80,4 +82,15 @@ TEST_CASE("launch rejects impossible configurations with the kernel's name", "[r
       SKIP("a GPU is present; GpuTest.cpp launches real kernels");
     CHECK_THAT(launchError(c), ContainsSubstring("no GPU"));
   }
+}
+
+TEST_CASE("a manifest's dependent_launch reaches the launch configuration", "[runtime][launch]") {
+  auto configOf = [](const char* extra) {
+    qla::Json manifest = qla::Json::parse(std::string(R"({"kernel": "k", "entry": "k", "grid": [4, 1, 1],
+      "block": [128, 1, 1], "smem_bytes": 0, "params": [])") + extra + "}");
+    return qla::KernelSignature(manifest).launchConfig();
+  };
+  CHECK_FALSE(configOf("").dependentLaunch);
+  CHECK(configOf(R"(, "dependent_launch": true)").dependentLaunch);
+  CHECK_FALSE(configOf(R"(, "dependent_launch": false)").dependentLaunch);
 }

@@ -163,7 +163,9 @@ int compileCommand(const Args &args) {
                "inverse in the forward's aux role; loads_regs, aux_regs, state_regs: its roles' budgets),\n"
                "split_run (0: none, 1: the\n"
                "context split's segment ends, 2: its transitions, 3: the chunks' log-decays; qla-context-split),\n"
-               "split_tokens (the planner's segment length, a multiple of 64; host-side: the kernels ignore it).\n");
+               "split_tokens (the planner's segment length, a multiple of 64; host-side: the kernels ignore it),\n"
+               "dependent_launch (0|1: each kernel waits for the one before it first, launched with programmatic\n"
+               "stream serialization so launches overlap tails).\n");
     return 0;
   }
   std::string className = o.className.empty() ? launcherClassName(o.kernel) : o.className;

@@ -129,6 +129,7 @@ std::vector<KernelAbi> readKernelAbis(ModuleOp module) {
       std::copy(bl.begin(), bl.end(), abi.block.begin());
     if (auto s = dyn_cast_or_null<IntegerAttr>(d.get("smem_bytes")))
       abi.smemBytes = s.getInt();
+    abi.dependentLaunch = d.get("dependent_launch") != nullptr;
     for (Attribute pa : cast<ArrayAttr>(d.get("params"))) {
       auto p = cast<DictionaryAttr>(pa);
       KernelParam param;

@@ -104,9 +104,17 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"roles", flag(c.roles)},
                           {"fuse_inverse", flag(c.fuseInverse)}, {"loads_regs", field(c.loadsRegs)},
                           {"aux_regs", field(c.auxRegs)}, {"state_regs", field(c.stateRegs)}, {"state_only", flag(c.stateOnly)},
-                          {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)}});
+                          {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)},
+                          {"dependent_launch", flag(c.dependentLaunch)}});
   c.validate();
   return c;
+}
+
+std::unique_ptr<dsl::Kernel> newGdnKernel(const GdnForwardConfig &c, const std::string &name) {
+  auto k = std::make_unique<dsl::Kernel>(name);
+  if (c.dependentLaunch)
+    k->dependentLaunch();
+  return k;
 }
 
 GdnForwardKernels buildGdnForward(const GdnForwardConfig &c) {

@@ -20,7 +20,7 @@ std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c) {
   c.validate();
   constexpr int64_t C = GdnForwardConfig::kChunk;
   const int64_t heads = cumsumHeads(c);
-  auto k = std::make_unique<dsl::Kernel>("gdn_cumsum");
+  auto k = newGdnKernel(c, "gdn_cumsum");
   auto cu = k->tensor("cu_seqlens", {-1}, DType::i64);
   auto gIn = k->tensor(c.gateInKernel ? "a" : "g", {-1, c.HV}, DType::f32);
   auto gcum = k->tensor("gcum", {-1, c.HV}, DType::f32);

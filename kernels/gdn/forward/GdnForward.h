@@ -110,6 +110,9 @@ struct GdnForwardConfig {
   // GPU path uses this one: the decays run is a serial loop of loads). A chunk's heads are one row, so
   // a block of several heads stores their totals at once.
   bool chunkTotals = false;
+  // Every kernel of the set waits for the grid before it first and lets the next one launch early
+  // (programmatic dependent launch, Kernel::dependentLaunch): their launches overlap each other's tails.
+  bool dependentLaunch = false;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.
@@ -126,6 +129,8 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings);
 /// `config` with `settings` applied over it, validated.
 GdnForwardConfig withGdnSettings(GdnForwardConfig config, const std::string &settings);
 
+/// A new kernel of the GDN forward set, with the set's launch settings (dependent_launch).
+std::unique_ptr<dsl::Kernel> newGdnKernel(const GdnForwardConfig &c, const std::string &name);
 std::unique_ptr<dsl::Kernel> buildGdnOffsets(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c);
 /// Value heads one gdn_cumsum block takes (its grid's x is HV over that).

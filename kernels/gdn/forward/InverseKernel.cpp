@@ -107,7 +107,7 @@ void chunkMatrices(dsl::Kernel &k, const GdnForwardConfig &c, const Tile &qc, co
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   c.validate();
   constexpr int64_t C = GdnForwardConfig::kChunk;
-  auto k = std::make_unique<dsl::Kernel>("gdn_chunk_inverse");
+  auto k = newGdnKernel(c, "gdn_chunk_inverse");
   auto cu = k->tensor("cu_seqlens", {-1}, DType::i64);
   auto q = k->tensor("q", {-1, c.H * c.K}, DType::bf16);
   auto keys = k->tensor("k", {-1, c.H * c.K}, DType::bf16);

@@ -10,7 +10,7 @@ using dsl::Scalars;
 
 std::unique_ptr<dsl::Kernel> buildGdnOffsets(const GdnForwardConfig &c) {
   c.validate();
-  auto k = std::make_unique<dsl::Kernel>("gdn_offsets");
+  auto k = newGdnKernel(c, "gdn_offsets");
   auto cu = k->tensor("cu_seqlens", {-1}, DType::i64);
   auto q = k->tensor("q", {-1, c.H * c.K}, DType::bf16);
   k->threads(128);

@@ -31,7 +31,7 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c) {
   // product's A (128): U = 3 fits in 204 registers; U = 4 (BV = 16 or 8) and U = 3 at BV = 16 spill.
   constexpr int64_t U = 3, BV = 8;
   const int64_t K = c.K, V = c.V, slices = V / BV;
-  auto k = std::make_unique<dsl::Kernel>("gdn_split_correct");
+  auto k = newGdnKernel(c, "gdn_split_correct");
   auto first = k->tensor("first_segment", {-1}, DType::i64);         // [sequences + 1]
   auto initial = k->tensor("initial_state", {-1, V}, DType::f32);    // [sequences · HV · K, V]
   auto ends = k->tensor("segment_ends", {-1, V}, DType::f32);        // [segments · HV · K, V]

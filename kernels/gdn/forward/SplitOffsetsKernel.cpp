@@ -14,7 +14,7 @@ using dsl::Scalars;
 std::unique_ptr<dsl::Kernel> buildGdnSplitOffsets(const GdnForwardConfig &c) {
   c.validate();
   constexpr int64_t C = GdnForwardConfig::kChunk;
-  auto k = std::make_unique<dsl::Kernel>("gdn_split_offsets");
+  auto k = newGdnKernel(c, "gdn_split_offsets");
   auto first = k->tensor("first_segment", {-1}, DType::i64); // [N + 1]
   auto segCu = k->tensor("segment_cu_seqlens", {-1}, DType::i64); // [N·m + 1]
   auto q = k->tensor("q", {-1, c.H * c.K}, DType::bf16);   // its rows give N·T

@@ -28,7 +28,7 @@ std::unique_ptr<dsl::Kernel> buildGdnSplitWindows(const GdnForwardConfig &c) {
   c.validate();
   constexpr int64_t C = GdnForwardConfig::kChunk;
   constexpr int64_t G = 64; // chunk totals read at once
-  auto k = std::make_unique<dsl::Kernel>("gdn_split_windows");
+  auto k = newGdnKernel(c, "gdn_split_windows");
   auto first = k->tensor("first_segment", {-1}, DType::i64);       // [sequences + 1]
   auto segCu = k->tensor("segment_cu_seqlens", {-1}, DType::i64);  // [segments + 1]
   auto totals = k->tensor("chunk_totals", {-1, c.HV}, DType::f32); // [segments · Z, HV]

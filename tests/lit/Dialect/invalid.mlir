@@ -911,6 +911,11 @@ func.func @min_blocks_zero() attributes {qla.min_blocks_per_sm = 0 : i64} { retu
 
 // -----
 
+// expected-error @+1 {{'qla.dependent_launch' must be a unit attribute}}
+func.func @dependent_launch_value() attributes {qla.dependent_launch = 1 : i64} { return }
+
+// -----
+
 func.func @tri_inverse_block(%x: !qla.tile<64x64xf32, frag>) {
   // expected-error @+1 {{'qla.tri_inverse' op block = 24 must be positive and divide the size 64}}
   %y = qla.tri_inverse %x {block = 24 : i64} : !qla.tile<64x64xf32, frag>

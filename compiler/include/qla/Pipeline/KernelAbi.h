@@ -27,6 +27,7 @@ struct KernelAbi {
   std::array<int64_t, 3> grid{1, 1, 1};  // -1: given at launch
   std::array<int64_t, 3> block{128, 1, 1};
   int64_t smemBytes = 0;
+  bool dependentLaunch = false; // launched with programmatic stream serialization (qla.dependent_launch)
 };
 
 } // namespace qla

@@ -269,6 +269,15 @@ LogicalResult bindDims(func::FuncOp kernel, SmallVectorImpl<Attribute> &abiParam
   return success();
 }
 
+/// qla.dependent_launch: before anything else the kernel waits for the grids before it on the stream
+/// (their writes visible), then lets the grid after it launch: that grid's blocks start as this one's
+/// finish and wait in turn, so only launch latency and block start-up overlap, never data.
+void emitGridDependencies(func::FuncOp kernel) {
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  b.create<NVVM::GriddepcontrolOp>(kernel.getLoc(), NVVM::GridDepActionKind::wait);
+  b.create<NVVM::GriddepcontrolOp>(kernel.getLoc(), NVVM::GridDepActionKind::launch_dependents);
+}
+
 struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -294,10 +303,15 @@ struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
           entry.push_back(b.getNamedAttr(attr.drop_front(4), v));
       if (int64_t cap = registerCapWithRoles(kernel))
         entry.push_back(b.getNamedAttr("max_registers", b.getI64IntegerAttr(cap)));
+      if (kernel->hasAttr(QlaDialect::kDependentLaunchAttr)) {
+        entry.push_back(b.getNamedAttr("dependent_launch", b.getUnitAttr()));
+        emitGridDependencies(kernel);
+      }
       abi.push_back(b.getNamedAttr(kernel.getSymName(), b.getDictionaryAttr(entry)));
       for (StringRef attr : {QlaDialect::kKernelAttr, QlaDialect::kGridAttr, QlaDialect::kBlockAttr,
                              QlaDialect::kSmemAttr, QlaDialect::kMinBlocksAttr})
         kernel->removeAttr(attr); // qla.abi carries them from here on (qla.scratch_offset is read by the lowering)
+      kernel->removeAttr(QlaDialect::kDependentLaunchAttr);
       kernel->removeAttr(QlaDialect::kRolesAttr);
     }
     // Declared with the 16-byte alignment the hardware guarantees: a larger declared alignment is not

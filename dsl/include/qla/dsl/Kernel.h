@@ -151,6 +151,10 @@ public:
   /// Asks that `n` blocks fit on one SM at once: ptxas caps the registers a thread to make room
   /// (spilling if it must). For latency-bound kernels that need more blocks in flight.
   void minBlocksPerSM(int64_t n, Loc loc = Loc::current());
+  /// Programmatic dependent launch: the kernel starts by waiting for the grids before it on the
+  /// stream, so its launch may overlap their tail (the manifest says so; the runtime launches it with
+  /// programmatic stream serialization).
+  void dependentLaunch();
   /// Warp specialization: the kernel's roles, in warpgroup order (this sets threads()). A role's
   /// `registers` is its setmaxnreg budget (0: none); a `producer` role issues the loads.
   struct Role {

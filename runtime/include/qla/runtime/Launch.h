@@ -14,6 +14,10 @@ struct LaunchConfig {
   CUstream stream = nullptr;
   // Thread-block cluster shape; {1, 1, 1} launches without clusters.
   std::uint32_t cluster[3] = {1, 1, 1};
+  // Programmatic stream serialization: the kernel may launch while the one before it on the stream
+  // finishes. Only for kernels that wait for it themselves first (built with dependentLaunch: the
+  // manifest's "dependent_launch").
+  bool dependentLaunch = false;
 };
 
 // Launches `function` with `params` (cuLaunchKernel's kernelParams: one pointer per argument).

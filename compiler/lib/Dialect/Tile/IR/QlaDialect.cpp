@@ -375,6 +375,11 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
         return success();
     return op->emitError() << "role '" << role.getValue() << "' is not among the kernel's qla.roles";
   }
+  if (name == kDependentLaunchAttr) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a unit attribute";
+    return requireFunc();
+  }
   if (name == kMinBlocksAttr) {
     auto n = dyn_cast<IntegerAttr>(attr.getValue());
     if (!n || n.getInt() < 1 || n.getInt() > 32)

@@ -24,6 +24,11 @@ def Qla_Dialect : Dialect {
     static constexpr llvm::StringLiteral kSmemAttr = "qla.smem_bytes";
     /// Blocks the kernel must fit on one SM at once: caps its registers (PTX .minnctapersm).
     static constexpr llvm::StringLiteral kMinBlocksAttr = "qla.min_blocks_per_sm";
+    /// Programmatic dependent launch: the kernel waits for the grids before it on the stream
+    /// (griddepcontrol.wait) before anything else and lets the grid after it launch early
+    /// (griddepcontrol.launch_dependents), so the runtime may launch it with programmatic stream
+    /// serialization: its launch and its blocks' start overlap the tail of the kernel before it.
+    static constexpr llvm::StringLiteral kDependentLaunchAttr = "qla.dependent_launch";
     /// A warp-specialized kernel's roles (an array of #qla.role, in warpgroup order), and on an op
     /// the name of the role that runs it.
     static constexpr llvm::StringLiteral kRolesAttr = "qla.roles";
