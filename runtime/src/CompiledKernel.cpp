@@ -90,8 +90,11 @@ KernelSignature::KernelSignature(const Json& manifest)
     config_.block[i] = static_cast<std::uint32_t>(block.at(i));
   }
   config_.dynamicSmemBytes = static_cast<std::uint32_t>(manifest.at("smem_bytes").asInt());
-  if (const Json* dependent = manifest.find("dependent_launch"))
+  if (const Json* dependent = manifest.find("dependent_launch")) {
+    if (!dependent->isBool())
+      throw Error(fmt::format("kernel '{}': manifest field 'dependent_launch': expected true or false", kernel_));
     config_.dependentLaunch = dependent->asBool();
+  }
 }
 
 CompiledKernel::CompiledKernel(const Json& manifest, std::string_view image)

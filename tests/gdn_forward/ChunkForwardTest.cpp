@@ -189,6 +189,7 @@ TEST_CASE("dependent_launch builds every kernel of the set to wait first and say
       INFO(settings << ": " << qla::Json::parse(out.manifestJson).at("kernel").asString());
       CHECK(qla::Json::parse(out.manifestJson).contains("dependent_launch") == on);
       CHECK((out.ptx.find("griddepcontrol.wait;") != std::string::npos) == on);
+      CHECK((out.ptx.find("griddepcontrol.launch_dependents;") != std::string::npos) == on);
     }
   }
 }

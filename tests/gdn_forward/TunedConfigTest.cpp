@@ -337,6 +337,15 @@ TEST_CASE("a call's launches match the kernels' manifests and the interpreter's 
     // Too small a workspace is refused, naming the plan's sizing.
     CHECK_THROWS_WITH(fwd(t, workspace, fwd.workspaceBytes(split) - 256),
                       Catch::Matchers::ContainsSubstring("workspaceBytes(varlen_split)"));
+    // A plan whose segment with a successor is not whole chunks is refused (its end run would cover
+    // none of it, and the correction reads that end).
+    GdnVarlenSplit uneven = fwd.planVarlenOnHost(cu, &policy);
+    REQUIRE(uneven.plan.firstSegment[2] - uneven.plan.firstSegment[1] > 1);
+    uneven.plan.segmentCuSeqlens[uneven.plan.firstSegment[1] + 1] -= 32; // 32 tokens to the next segment
+    uneven.chunkSlots += 1; // which is now that much longer: the plan stays consistent otherwise
+    t.varlenSplit = &uneven;
+    CHECK_THROWS_WITH(fwd(t, workspace, fwd.workspaceBytes(uneven)),
+                      Catch::Matchers::ContainsSubstring("its tables do not cut these cu_seqlens into segments"));
   }
   SECTION("without a plan a varlen call runs unsplit; a short fixed-length one too") {
     const std::vector<int64_t> cu{0, 100, 32868, 32900};

@@ -54,6 +54,11 @@ bool consistentVarlenSplit(const GdnVarlenSplit &vs, bool onDevice) {
   for (int64_t i = 0; i < N; ++i) {
     if (first[i + 1] <= first[i] || seg[first[i]] != cu[i])
       return false;
+    // A segment with a successor is whole chunks, at least one: its end run covers it (windows count
+    // full chunks only) and the correction reads that end.
+    for (int64_t j = first[i]; j + 1 < first[i + 1]; ++j)
+      if (seg[j + 1] - seg[j] <= 0 || (seg[j + 1] - seg[j]) % kChunk != 0)
+        return false;
     most = std::max(most, first[i + 1] - first[i]);
   }
   for (int64_t j = 0; j < S; ++j) {

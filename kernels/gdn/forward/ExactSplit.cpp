@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 namespace qla::gdn {
 
 namespace {
@@ -91,7 +93,12 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
   GdnForwardConfig ends = c, transition = c;
   ends.splitRun = 1;
   transition.splitRun = 2;
-  HostTensor endRows = zeros({S * HV * K, V}), transitionRows = zeros({S * HV * K, K}), unread = zeros({S * HV * K, V});
+  // The runs' outputs start as NaN: a state no run wrote (a run of no iteration stores nothing) must
+  // never be read, and a read of one shows in every check after.
+  auto poisoned = [](std::vector<int64_t> shape) {
+    return HostTensor{shape, std::vector<double>(shape[0] * shape[1], std::numeric_limits<double>::quiet_NaN())};
+  };
+  HostTensor endRows = poisoned({S * HV * K, V}), transitionRows = poisoned({S * HV * K, K}), unread = zeros({S * HV * K, V});
   const std::array<int64_t, 3> stateGrid{HV * (V / c.BV), S, 1};
   buildGdnChunkForward(ends)->interpret({&segCu, &q, &k, &v, &gcum, &a, &aqk, &o, &unread, &endRows, &endRuns}, stateGrid);
   buildGdnChunkForward(transition)
