@@ -59,6 +59,25 @@ extern "C" __global__ void cluster_rank(unsigned* out) {
   }
 }
 
+// Programmatic dependent launch: `slow_fill` lets its dependents launch at once, then writes
+// x[i] = i + 1 only after spinning; `dependent_copy` (launched with programmatic stream
+// serialization) waits for it first, so it must copy the new values, never the old.
+extern "C" __global__ void slow_fill(int* x, int n) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  const long long start = clock64();
+  while (clock64() - start < 2000000) {
+  }
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = i + 1;
+}
+
+extern "C" __global__ void dependent_copy(const int* x, int* y, int n) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}
+
 struct alignas(64) TmaDescriptor { unsigned long long opaque[16]; };
 
 // Loads one 32x16 box of 16-bit elements at (x0, y0) with TMA and writes it out row-major.
@@ -330,5 +349,64 @@ TEST_CASE("gpu: streams and events through the driver table", "[runtime][gpu]") 
   CHECK(first == 2.0f);
   drv.check(drv.cuEventDestroy(start), "cuEventDestroy");
   drv.check(drv.cuEventDestroy(stop), "cuEventDestroy");
+  drv.check(drv.cuStreamDestroy(stream), "cuStreamDestroy");
+}
+
+TEST_CASE("gpu: a dependent launch waits for the kernel before it, plainly and in a graph", "[runtime][gpu]") {
+  REQUIRE_GPU();
+  qla::Driver& drv = qla::Driver::get();
+  drv.ensureContext();
+  CUstream stream = nullptr;
+  drv.check(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  qla::LoadedModule module(kernelsCubin(), "kernels");
+  constexpr int n = 132 * 256;
+  qla::DeviceBuffer x(n * sizeof(int)), y(n * sizeof(int)), other(sizeof(int));
+  CUdeviceptr xp = x.ptr(), yp = y.ptr();
+  int count = n;
+  void* fillParams[] = {&xp, &count};
+  void* copyParams[] = {&xp, &yp, &count};
+  qla::LaunchConfig fill, copy;
+  fill.grid[0] = copy.grid[0] = n / 256;
+  fill.block[0] = copy.block[0] = 256;
+  fill.stream = copy.stream = stream;
+  copy.dependentLaunch = true;
+  auto enqueue = [&](bool memsetBetween) {
+    qla::launch(module.function("slow_fill"), fill, fillParams, "slow_fill");
+    if (memsetBetween) // a non-kernel node between the two: ordinary stream order
+      drv.check(drv.cuMemsetD32Async(other.ptr(), 7, 1, stream), "cuMemsetD32Async");
+    qla::launch(module.function("dependent_copy"), copy, copyParams, "dependent_copy");
+  };
+  auto check = [&] {
+    std::vector<int> back(n);
+    y.download(back.data(), n * sizeof(int));
+    int wrong = 0;
+    for (int i = 0; i < n; ++i)
+      wrong += back[i] != i + 1;
+    return wrong;
+  };
+  auto reset = [&] { // on the legacy stream, which this non-blocking one does not wait for
+    x.fill32(0);
+    y.fill32(0xffffffff);
+    drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize");
+  };
+  for (bool memsetBetween : {false, true}) {
+    reset();
+    enqueue(memsetBetween);
+    drv.check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    CHECK(check() == 0);
+  }
+  // Captured into a graph and replayed.
+  reset();
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  drv.check(drv.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  enqueue(true);
+  drv.check(drv.cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
+  drv.check(drv.cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  drv.check(drv.cuGraphLaunch(exec, stream), "cuGraphLaunch");
+  drv.check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  CHECK(check() == 0);
+  drv.check(drv.cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+  drv.check(drv.cuGraphDestroy(graph), "cuGraphDestroy");
   drv.check(drv.cuStreamDestroy(stream), "cuStreamDestroy");
 }
