@@ -1,4 +1,5 @@
 // RUN: qla-opt %s -qla-convert-to-nvvm -split-input-file | FileCheck %s
+// RUN: qla-opt %s -qla-convert-to-nvvm -split-input-file | FileCheck %s --check-prefix=FMA
 
 // A 64x64 f32 tri_inverse is blocked: the input goes to scratch (barrier, stores, barrier); the four
 // 16x16 diagonal blocks are substituted at once, one thread per column (16-byte reads of A's row),
@@ -42,18 +43,44 @@ func.func @columns(%A: !qla.tensor<24x24xf32>)
 
 // -----
 
-// With block = 16 only the diagonal blocks are substituted (one barrier after them, no block rows):
-// every thread gathers the elements of its own diagonal block (row / 16 == column / 16).
+// With block = 16 only the diagonal blocks are inverted. On an f32 accumulator fragment each warp holds
+// its own (rows and columns 16w …) and inverts it in registers: 15 elimination steps of four shuffles
+// of X's row k (from lane 4(k % 8) + l % 4) and two of N's column k (from lane 4(l / 4) + (k % 8) / 2),
+// eight FMAs each; no shared memory, no barrier.
 // CHECK-LABEL: func.func @diagonal_blocks(
+// CHECK-NOT: nvvm.barrier0
+// CHECK-COUNT-90: nvvm.shfl.sync idx
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK-NOT: nvvm.barrier0
+// CHECK: return
+// FMA-LABEL: func.func @diagonal_blocks(
+// FMA-COUNT-120: llvm.intr.fma
+// FMA-NOT: llvm.intr.fma
+// FMA: return
+func.func @diagonal_blocks(%A: !qla.tensor<64x64xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 1024 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<64x64xf32> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %x = qla.tri_inverse %a {block = 16 : i64} : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  qla.store %x, %A[%c0, %c0] : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<64x64xf32>
+  return
+}
+
+// -----
+
+// Elsewhere (here a strided fragment) block = 16 substitutes through scratch, one thread a column (one
+// barrier after the diagonal blocks), and every thread gathers the elements of its own diagonal block
+// (row / 16 == column / 16).
+// CHECK-LABEL: func.func @diagonal_blocks_scratch(
 // CHECK-COUNT-3: nvvm.barrier0
 // CHECK-NOT: nvvm.barrier0
 // CHECK: arith.divui %{{.*}}, %{{.*}} : i32
 // CHECK: return
-func.func @diagonal_blocks(%A: !qla.tensor<64x64xf32>)
+func.func @diagonal_blocks_scratch(%A: !qla.tensor<64x64xf32>)
     attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 33792 : i64} {
   %c0 = arith.constant 0 : index
-  %a = qla.copy %A[%c0, %c0] : !qla.tensor<64x64xf32> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
-  %x = qla.tri_inverse %a {block = 16 : i64, qla.scratch_offset = 0 : i64} : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
-  qla.store %x, %A[%c0, %c0] : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<64x64xf32>
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<64x64xf32> -> !qla.tile<64x64xf32, frag, #qla.strided<threads = 128>>
+  %x = qla.tri_inverse %a {block = 16 : i64, qla.scratch_offset = 0 : i64} : !qla.tile<64x64xf32, frag, #qla.strided<threads = 128>>
+  qla.store %x, %A[%c0, %c0] : !qla.tile<64x64xf32, frag, #qla.strided<threads = 128>>, !qla.tensor<64x64xf32>
   return
 }

@@ -104,6 +104,23 @@ func.func @buffers_and_scratch(%A: !qla.tensor<256x64xbf16>) attributes {qla.ker
 
 // -----
 
+// tri_inverse's diagonal 16x16 blocks of an f32 accumulator fragment are inverted inside the warps
+// (shuffles): no scratch. Without block = 16, or on another layout, it goes through scratch.
+// CHECK-LABEL: func.func @inverse_in_warps(
+// CHECK-SAME: qla.smem_bytes = 9216 : i64
+// expected-error @+1 {{shared memory needed (9216 bytes) exceeds the budget of 1000 bytes}}
+func.func @inverse_in_warps() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %f = qla.fill 1.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  // CHECK: qla.tri_inverse %{{.*}} {block = 16 : i64} :
+  %i = qla.tri_inverse %f {block = 16} : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %g = qla.fill 1.0 : f32 : !qla.tile<32x32xf32, frag, #qla.strided<threads = 128>>
+  // CHECK: qla.tri_inverse %{{.*}} {block = 16 : i64, qla.scratch_offset = 0 : i64}
+  %j = qla.tri_inverse %g {block = 16} : !qla.tile<32x32xf32, frag, #qla.strided<threads = 128>>
+  return
+}
+
+// -----
+
 // Buffers whose contents are no longer read share bytes: in the loop, %b takes %a's place once the gemm
 // that reads %a is done; %k, read inside the loop, lives across all of it; %c is read by an asynchronous
 // gemm, so it lives to the end of the loop body and %d, after it, gets bytes of its own.

@@ -356,6 +356,13 @@ void invertBlocked(OpBuilder &b, Location loc, Value base, Value xBase, int64_t 
 /// thread gathers its result elements from there (zero above the diagonal).
 struct TriInverseLowering : ExchangePattern<TriInverseOp> {
   using ExchangePattern::ExchangePattern;
+  LogicalResult matchAndRewrite(TriInverseOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    if (!op.invertsInWarps())
+      return ExchangePattern::matchAndRewrite(op, a, rw);
+    rw.replaceOp(op, invertDiagonalBlocksInWarps(rw, op.getLoc(), op.getInput().getType(), a.getInput(),
+                                                 threadIdx(rw, op.getLoc())));
+    return success();
+  }
   Value lower(TriInverseOp op, OpBuilder &b, Location loc, Value base, TileType in, TileType, Type vt,
               Value tid) const override {
     int64_t n = in.getShape()[0];

@@ -86,6 +86,10 @@ void forEachPiece(ConversionPatternRewriter &rw, Location loc, int64_t rows, int
                   int64_t threads, Value tid, function_ref<void(OpBuilder &, Location, Value, Value)> body,
                   int64_t maxUnrolled = 1 << 30);
 
+/// tri_inverse's diagonal 16x16 blocks of an f32 wgmma accumulator fragment `vec` (of `type`), each
+/// inverted by the warp that holds it (TriInverseOp::invertsInWarps); zero outside them.
+Value invertDiagonalBlocksInWarps(OpBuilder &b, Location loc, TileType type, Value vec, Value tid);
+
 /// A 16-bit wgmma accumulator fragment (`tile` its type) into shared memory with stmatrix, four 8x8
 /// matrices an instruction; `transposed`: the .trans form, each matrix stored with the fragment's
 /// columns as rows. `address(r, c)` is where the 16 bytes starting at fragment element (r, c) go: the

@@ -277,6 +277,11 @@ LogicalResult TriInverseOp::verify() {
   return success();
 }
 
+bool TriInverseOp::invertsInWarps() {
+  TileType t = getInput().getType();
+  return getBlock() == 16 && isa_and_nonnull<WgmmaAccLayoutAttr>(t.getLayout()) && t.getElementType().isF32();
+}
+
 LogicalResult RoleRegionOp::verify() {
   auto kernel = (*this)->getParentOfType<func::FuncOp>();
   auto roles = kernel ? kernel->getAttrOfType<ArrayAttr>(QlaDialect::kRolesAttr) : ArrayAttr();

@@ -32,8 +32,8 @@ int64_t exchangeScratchBytes(Operation *op) {
   auto bytes = [](Value v) { return cast<TileType>(v.getType()).getNumElements() * 4; };
   if (isa<BroadcastOp, ReduceOp, CumsumOp>(op))
     return bytes(op->getOperand(0));
-  if (isa<TriInverseOp>(op))
-    return 2 * bytes(op->getOperand(0));
+  if (auto inverse = dyn_cast<TriInverseOp>(op))
+    return inverse.invertsInWarps() ? 0 : 2 * bytes(op->getOperand(0));
   if (auto store = dyn_cast<StoreOp>(op)) {
     // Transposed stores, and 2-byte accumulator fragments (a thread holds 4-byte pairs of a row: whole
     // pieces through scratch take a quarter of the global stores).

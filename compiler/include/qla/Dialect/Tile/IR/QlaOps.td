@@ -225,11 +225,17 @@ def Qla_TriInverseOp : Qla_Op<"tri_inverse", [Pure, SameOperandsAndResultType]> 
     With `block`, only the diagonal blocks of that size are inverted, each on its own: entries of `A`
     outside them are ignored and the result is zero outside them (the start of a blocked inverse whose
     merges, X ← X − X·(N·X), are gemms).
+    On a wgmma accumulator fragment of f32 with `block = 16`, each warp holds whole diagonal blocks and
+    inverts its own with shuffles, in registers; otherwise the input goes through scratch shared memory.
   }];
   let arguments = (ins Qla_FragTile:$input, OptionalAttr<I64Attr>:$block);
   let results = (outs Qla_FragTile:$result);
   let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the diagonal blocks are inverted inside the warps that hold them (no scratch).
+    bool invertsInWarps();
+  }];
 }
 
 //===----------------------------------------------------------------------===//
