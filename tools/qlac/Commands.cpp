@@ -165,7 +165,8 @@ int compileCommand(const Args &args) {
                "context split's segment ends, 2: its transitions, 3: the chunks' log-decays; qla-context-split),\n"
                "split_tokens (the planner's segment length, a multiple of 64; host-side: the kernels ignore it),\n"
                "dependent_launch (0|1: each kernel waits for the one before it first, launched with programmatic\n"
-               "stream serialization so launches overlap tails).\n");
+               "stream serialization so launches overlap tails), slice_broadcasts (0, the default: broadcasts through\n"
+               "shared memory; 1: gate and beta vectors laid out like the rows or columns they fill).\n");
     return 0;
   }
   std::string className = o.className.empty() ? launcherClassName(o.kernel) : o.className;

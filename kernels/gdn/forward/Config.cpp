@@ -105,7 +105,8 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"fuse_inverse", flag(c.fuseInverse)}, {"loads_regs", field(c.loadsRegs)},
                           {"aux_regs", field(c.auxRegs)}, {"state_regs", field(c.stateRegs)}, {"state_only", flag(c.stateOnly)},
                           {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)},
-                          {"dependent_launch", flag(c.dependentLaunch)}});
+                          {"dependent_launch", flag(c.dependentLaunch)},
+                          {"slice_broadcasts", flag(c.sliceBroadcasts)}});
   c.validate();
   return c;
 }
@@ -114,6 +115,8 @@ std::unique_ptr<dsl::Kernel> newGdnKernel(const GdnForwardConfig &c, const std::
   auto k = std::make_unique<dsl::Kernel>(name);
   if (c.dependentLaunch)
     k->dependentLaunch();
+  if (c.sliceBroadcasts)
+    k->sliceBroadcasts();
   return k;
 }
 

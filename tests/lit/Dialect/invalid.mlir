@@ -91,8 +91,23 @@ func.func @smem_layout(%t: !qla.tile<64x64xbf16, smem, #qla.wgmma_acc<warpgroups
 
 // -----
 
-// expected-error @+1 {{a fragment's layout must be #qla.wgmma_acc or #qla.strided, got #qla.swizzle<128>}}
+// expected-error @+1 {{a fragment's layout must be #qla.wgmma_acc, #qla.strided or #qla.acc_slice, got #qla.swizzle<128>}}
 func.func @frag_layout(%t: !qla.tile<64x64xf32, frag, #qla.swizzle<128>>) { return }
+
+// -----
+
+// expected-error @+1 {{an acc_slice fragment is a vector (one dimension other than 1) of a wgmma_acc fragment's rows}}
+func.func @slice_not_vector(%t: !qla.tile<64x2xf32, frag, #qla.acc_slice<warpgroups = 1, along = 0>>) { return }
+
+// -----
+
+// expected-error @+1 {{an acc_slice fragment is a vector (one dimension other than 1) of a wgmma_acc fragment's rows}}
+func.func @slice_rows(%t: !qla.tile<96x1xf32, frag, #qla.acc_slice<warpgroups = 1, along = 0>>) { return }
+
+// -----
+
+// expected-error @+1 {{acc_slice layout runs along the rows (0) or the columns (1), got 2}}
+func.func @slice_along(%t: !qla.tile<1x64xf32, frag, #qla.acc_slice<warpgroups = 1, along = 2>>) { return }
 
 // -----
 

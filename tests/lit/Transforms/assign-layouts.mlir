@@ -194,3 +194,63 @@ func.func @not_a_kernel() {
   %b = qla.fill 0.0 : f32 : !qla.tile<128x64xf32, frag>
   return
 }
+
+// -----
+
+// qla.slice_broadcasts: a vector a broadcast spreads into an accumulator fragment is made again in
+// #qla.acc_slice (rows: along = 0, columns: along = 1). The copy from a read-only tensor goes right
+// after the original and is shared by both broadcasts of its rows; the map goes right before its
+// broadcast; the originals, read by nothing else, go. The attribute is consumed.
+// CHECK-LABEL: func.func @slices(
+// CHECK-NOT: qla.slice_broadcasts
+// CHECK-DAG: %[[ROWS:.*]] = qla.copy %{{.*}} : !qla.tensor<64x1xf32> -> !qla.tile<64x1xf32, frag, #qla.acc_slice<warpgroups = 1, along = 0>>
+// CHECK-DAG: %[[COLS:.*]] = qla.copy %{{.*}} : !qla.tensor<64x1xf32> -> !qla.tile<64x1xf32, frag, #qla.acc_slice<warpgroups = 1, along = 1>>
+// CHECK-NOT: #qla.strided
+// CHECK: qla.broadcast %[[ROWS]] {dims = array<i64: 0, 1>} : !qla.tile<64x1xf32, frag, #qla.acc_slice<warpgroups = 1, along = 0>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+// CHECK: qla.broadcast %[[COLS]] {dims = array<i64: 1, 0>} : !qla.tile<64x1xf32, frag, #qla.acc_slice<warpgroups = 1, along = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+// CHECK: %[[E:.*]] = qla.map %[[ROWS]] : !qla.tile<64x1xf32, frag, #qla.acc_slice<warpgroups = 1, along = 0>> -> !qla.tile<64x1xf32, frag, #qla.acc_slice<warpgroups = 1, along = 0>>
+// CHECK: qla.broadcast %[[E]] {dims = array<i64: 0, 1>}
+func.func @slices(%g: !qla.tensor<64x1xf32>, %o: !qla.tensor<64x64xf32>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.slice_broadcasts} {
+  %c0 = arith.constant 0 : index
+  %v = qla.copy %g[%c0, %c0] : !qla.tensor<64x1xf32> -> !qla.tile<64x1xf32, frag>
+  %r = qla.broadcast %v {dims = array<i64: 0, 1>} : !qla.tile<64x1xf32, frag> -> !qla.tile<64x64xf32, frag>
+  %c = qla.broadcast %v {dims = array<i64: 1, 0>} : !qla.tile<64x1xf32, frag> -> !qla.tile<64x64xf32, frag>
+  %e = qla.map %v : !qla.tile<64x1xf32, frag> -> !qla.tile<64x1xf32, frag> {
+  ^bb0(%x: f32):
+    %y = math.exp %x : f32
+    qla.yield %y : f32
+  }
+  %er = qla.broadcast %e {dims = array<i64: 0, 1>} : !qla.tile<64x1xf32, frag> -> !qla.tile<64x64xf32, frag>
+  %s = qla.map %r, %c, %er : !qla.tile<64x64xf32, frag>, !qla.tile<64x64xf32, frag>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag> {
+  ^bb0(%a: f32, %b: f32, %d: f32):
+    %t = arith.subf %a, %b : f32
+    %u = arith.addf %t, %d : f32
+    qla.yield %u : f32
+  }
+  qla.store %s, %o[%c0, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<64x64xf32>
+  return
+}
+
+// -----
+
+// Without the attribute, or when the vector's source tensor is written by the kernel, broadcasts read
+// strided vectors (exchanged through shared memory).
+// CHECK-LABEL: func.func @no_slices(
+// CHECK: qla.copy %{{.*}} -> !qla.tile<64x1xf32, frag, #qla.strided<threads = 128>>
+// CHECK-LABEL: func.func @written_source(
+// CHECK: qla.copy %{{.*}} -> !qla.tile<64x1xf32, frag, #qla.strided<threads = 128>>
+func.func @no_slices(%g: !qla.tensor<64x1xf32>, %o: !qla.tensor<64x64xf32>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %v = qla.copy %g[%c0, %c0] : !qla.tensor<64x1xf32> -> !qla.tile<64x1xf32, frag>
+  %r = qla.broadcast %v {dims = array<i64: 0, 1>} : !qla.tile<64x1xf32, frag> -> !qla.tile<64x64xf32, frag>
+  qla.store %r, %o[%c0, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<64x64xf32>
+  return
+}
+func.func @written_source(%g: !qla.tensor<64x1xf32>, %o: !qla.tensor<64x64xf32>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.slice_broadcasts} {
+  %c0 = arith.constant 0 : index
+  %v = qla.copy %g[%c0, %c0] : !qla.tensor<64x1xf32> -> !qla.tile<64x1xf32, frag>
+  %r = qla.broadcast %v {dims = array<i64: 0, 1>} : !qla.tile<64x1xf32, frag> -> !qla.tile<64x64xf32, frag>
+  qla.store %r, %o[%c0, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<64x64xf32>
+  qla.store %v, %g[%c0, %c0] : !qla.tile<64x1xf32, frag>, !qla.tensor<64x1xf32>
+  return
+}

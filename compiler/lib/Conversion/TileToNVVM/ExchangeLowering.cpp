@@ -87,6 +87,21 @@ struct ExchangePattern : OpConversionPattern<OpT> {
 
 struct BroadcastLowering : ExchangePattern<BroadcastOp> {
   using ExchangePattern::ExchangePattern;
+  /// From an acc_slice, in registers: result element e (64-row block mb, 8-column group nb, q) is the
+  /// slice's element for its row (mb, q / 2) or column (nb, q % 2).
+  LogicalResult matchAndRewrite(BroadcastOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    if (!op.readsSlice())
+      return ExchangePattern::matchAndRewrite(op, a, rw);
+    AccLayout acc = *accLayout(op.getResult().getType());
+    SliceLayout slice = *sliceLayout(op.getInput().getType());
+    SmallVector<int32_t> mask;
+    for (int64_t e = 0; e < acc.perThread(); ++e) {
+      int64_t mb = e / acc.perBlock(), j = e % acc.perBlock(), nb = j / 4, q = j % 4;
+      mask.push_back(static_cast<int32_t>(slice.along == 0 ? mb * 2 + q / 2 : nb * 2 + q % 2));
+    }
+    rw.replaceOpWithNewOp<LLVM::ShuffleVectorOp>(op, a.getInput(), a.getInput(), mask);
+    return success();
+  }
   Value lower(BroadcastOp op, OpBuilder &b, Location loc, Value base, TileType in, TileType out, Type vt,
               Value tid) const override {
     return gather(b, loc, out, vt, tid, [&](OpBuilder &g, Location l, ArrayRef<Value> c) -> Value {

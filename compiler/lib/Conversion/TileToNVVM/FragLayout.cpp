@@ -9,10 +9,18 @@ std::optional<AccLayout> accLayout(TileType t) {
   return AccLayout{t.getShape()[0], t.getShape()[1], l.getWarpgroups()};
 }
 
+std::optional<SliceLayout> sliceLayout(TileType t) {
+  auto l = dyn_cast_or_null<AccSliceLayoutAttr>(t.getLayout());
+  std::optional<int64_t> dim = sliceVectorDim(t.getShape());
+  if (!l || !dim)
+    return std::nullopt;
+  return SliceLayout{l.getWarpgroups(), l.getAlong(), *dim, t.getShape()[*dim]};
+}
+
 std::optional<FragLayout> fragLayout(TileType t) {
   if (!t.isFragment() || !t.getLayout())
     return std::nullopt;
-  FragLayout l{t, accLayout(t)};
+  FragLayout l{t, accLayout(t), sliceLayout(t)};
   if (auto s = dyn_cast<qla::StridedLayoutAttr>(t.getLayout()))
     l.threads = s.getThreads();
   return l;
@@ -21,6 +29,8 @@ std::optional<FragLayout> fragLayout(TileType t) {
 int64_t FragLayout::perThread() const {
   if (acc)
     return acc->perThread();
+  if (slice)
+    return slice->perThread();
   return (type.getNumElements() + threads - 1) / threads;
 }
 
@@ -43,6 +53,30 @@ SmallVector<Value> FragLayout::coords(OpBuilder &b, Location loc, Value tid, int
         i32Const(b, loc, nb * 8 + q % 2));
     return {row, col};
   }
+  if (slice) {
+    // The rows (columns) this thread holds of the accumulator fragment the vector is a slice of.
+    Value lane = b.create<arith::RemUIOp>(loc, tid, i32Const(b, loc, 32));
+    Value at;
+    if (slice->along == 0) {
+      int64_t mb = e / 2, h = e % 2;
+      Value wg = b.create<arith::DivUIOp>(loc, tid, i32Const(b, loc, 128));
+      Value warp = b.create<arith::DivUIOp>(loc, b.create<arith::RemUIOp>(loc, tid, i32Const(b, loc, 128)),
+                                            i32Const(b, loc, 32));
+      at = b.create<arith::AddIOp>(
+          loc, b.create<arith::MulIOp>(loc, wg, i32Const(b, loc, slice->n / slice->warpgroups)),
+          b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, warp, i32Const(b, loc, 16)),
+                                  b.create<arith::DivUIOp>(loc, lane, i32Const(b, loc, 4))));
+      at = b.create<arith::AddIOp>(loc, at, i32Const(b, loc, mb * 64 + 8 * h));
+    } else {
+      int64_t nb = e / 2, q = e % 2;
+      at = b.create<arith::AddIOp>(
+          loc, b.create<arith::MulIOp>(loc, b.create<arith::RemUIOp>(loc, lane, i32Const(b, loc, 4)), i32Const(b, loc, 2)),
+          i32Const(b, loc, nb * 8 + q));
+    }
+    SmallVector<Value> out(type.getRank(), i32Const(b, loc, 0));
+    out[slice->dim] = at;
+    return out;
+  }
   Value linear = b.create<arith::AddIOp>(loc, i32Const(b, loc, e * threads), tid);
   SmallVector<Value> out(type.getRank());
   for (int64_t d = type.getRank() - 1; d >= 0; --d) {
@@ -55,7 +89,7 @@ SmallVector<Value> FragLayout::coords(OpBuilder &b, Location loc, Value tid, int
 }
 
 Value FragLayout::exists(OpBuilder &b, Location loc, Value tid, int64_t e) const {
-  if (acc || (e + 1) * threads <= type.getNumElements())
+  if (acc || slice || (e + 1) * threads <= type.getNumElements())
     return {};
   return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
                                  b.create<arith::AddIOp>(loc, i32Const(b, loc, e * threads), tid),

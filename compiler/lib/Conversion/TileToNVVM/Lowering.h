@@ -28,10 +28,19 @@ struct AccLayout {
 };
 std::optional<AccLayout> accLayout(TileType t);
 
+/// An #qla.acc_slice vector: `n` elements along tile dimension `dim`, held like the rows (along = 0)
+/// or columns (along = 1) of a wgmma_acc fragment of `warpgroups`.
+struct SliceLayout {
+  int64_t warpgroups, along, dim, n;
+  int64_t perThread() const { return along == 0 ? n / warpgroups / 64 * 2 : n / 4; }
+};
+std::optional<SliceLayout> sliceLayout(TileType t);
+
 /// Any fragment's distribution: which elements a thread holds, and where they are in the tile.
 struct FragLayout {
   TileType type;
-  std::optional<AccLayout> acc; // else round-robin (#qla.strided) over `threads`
+  std::optional<AccLayout> acc; // else a slice, else round-robin (#qla.strided) over `threads`
+  std::optional<SliceLayout> slice;
   int64_t threads = 128;
 
   int64_t perThread() const;

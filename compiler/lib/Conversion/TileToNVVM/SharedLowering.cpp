@@ -367,7 +367,7 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
     if (ShapedType::isDynamicShape(src.getEffectiveStrides()))
       return op.emitOpError() << "needs a tensor with static strides";
     Location loc = op.getLoc();
-    FragLayout spread{TileType::get(tile.getShape(), tile.getElementType(), MemorySpace::frag), std::nullopt, 128};
+    FragLayout spread{TileType::get(tile.getShape(), tile.getElementType(), MemorySpace::frag), std::nullopt, std::nullopt, 128};
     spread.threads = blockThreads(op);
     Value tid = threadIdx(rw, loc);
     Type elt = tile.getElementType();

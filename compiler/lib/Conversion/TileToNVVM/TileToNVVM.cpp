@@ -70,8 +70,10 @@ LogicalResult checkFragmentsCoverThreads(func::FuncOp kernel) {
     for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {
       auto tile = dyn_cast<TileType>(v.getType());
       auto acc = tile ? dyn_cast_or_null<WgmmaAccLayoutAttr>(tile.getLayout()) : nullptr;
-      if (acc && threads && acc.getWarpgroups() * 128 != threads) {
-        op->emitOpError() << "has a " << tile << " spread over " << acc.getWarpgroups()
+      auto slice = tile ? dyn_cast_or_null<AccSliceLayoutAttr>(tile.getLayout()) : nullptr;
+      int64_t warpgroups = acc ? acc.getWarpgroups() : slice ? slice.getWarpgroups() : 0;
+      if (warpgroups && threads && warpgroups * 128 != threads) {
+        op->emitOpError() << "has a " << tile << " spread over " << warpgroups
                           << " warpgroup(s) but runs on " << threads
                           << " threads: a wgmma-accumulator fragment must span all of them";
         return WalkResult::interrupt();

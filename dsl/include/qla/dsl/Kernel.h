@@ -155,6 +155,10 @@ public:
   /// stream, so its launch may overlap their tail (the manifest says so; the runtime launches it with
   /// programmatic stream serialization).
   void dependentLaunch();
+  /// Broadcasts into accumulator fragments read vectors laid out like the rows or columns they fill
+  /// (#qla.acc_slice: each thread loads and computes its own) instead of exchanging them through shared
+  /// memory (two block barriers each). More registers and loads, fewer barriers.
+  void sliceBroadcasts();
   /// Warp specialization: the kernel's roles, in warpgroup order (this sets threads()). A role's
   /// `registers` is its setmaxnreg budget (0: none); a `producer` role issues the loads.
   struct Role {

@@ -122,6 +122,26 @@ LogicalResult WgmmaAccLayoutAttr::verify(function_ref<InFlightDiagnostic()> emit
   return success();
 }
 
+LogicalResult AccSliceLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t warpgroups,
+                                         int64_t along) {
+  if (warpgroups < 1 || warpgroups > 4)
+    return emitError() << "acc_slice layout needs 1 to 4 warpgroups, got " << warpgroups;
+  if (along != 0 && along != 1)
+    return emitError() << "acc_slice layout runs along the rows (0) or the columns (1), got " << along;
+  return success();
+}
+
+std::optional<int64_t> qla::sliceVectorDim(ArrayRef<int64_t> shape) {
+  std::optional<int64_t> dim;
+  for (auto [d, n] : llvm::enumerate(shape))
+    if (n != 1) {
+      if (dim)
+        return std::nullopt;
+      dim = d;
+    }
+  return dim;
+}
+
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
@@ -244,8 +264,16 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError, Arr
   if (layout) {
     if (space == MemorySpace::smem && !isa<SwizzleAttr>(layout))
       return emitError() << "a shared-memory tile's layout must be #qla.swizzle, got " << layout;
-    if (space == MemorySpace::frag && !isa<WgmmaAccLayoutAttr, qla::StridedLayoutAttr>(layout))
-      return emitError() << "a fragment's layout must be #qla.wgmma_acc or #qla.strided, got " << layout;
+    if (space == MemorySpace::frag && !isa<WgmmaAccLayoutAttr, qla::StridedLayoutAttr, AccSliceLayoutAttr>(layout))
+      return emitError() << "a fragment's layout must be #qla.wgmma_acc, #qla.strided or #qla.acc_slice, got "
+                         << layout;
+  }
+  if (auto slice = dyn_cast_or_null<AccSliceLayoutAttr>(layout)) {
+    std::optional<int64_t> dim = sliceVectorDim(shape);
+    int64_t n = dim ? shape[*dim] : 0;
+    if (!dim || (slice.getAlong() == 0 ? n % (64 * slice.getWarpgroups()) != 0 : n % 8 != 0 || n > 256))
+      return emitError() << "an acc_slice fragment is a vector (one dimension other than 1) of a wgmma_acc "
+                            "fragment's rows (a multiple of 64 x warpgroups) or columns (a multiple of 8 up to 256)";
   }
   if (auto acc = dyn_cast_or_null<WgmmaAccLayoutAttr>(layout)) {
     if (shape.size() != 2 || shape[0] % (64 * acc.getWarpgroups()) != 0)
@@ -375,7 +403,7 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
         return success();
     return op->emitError() << "role '" << role.getValue() << "' is not among the kernel's qla.roles";
   }
-  if (name == kDependentLaunchAttr) {
+  if (name == kDependentLaunchAttr || name == kSliceBroadcastsAttr) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
     return requireFunc();

@@ -277,6 +277,15 @@ LogicalResult TriInverseOp::verify() {
   return success();
 }
 
+bool BroadcastOp::readsSlice() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  auto slice = dyn_cast_or_null<AccSliceLayoutAttr>(in.getLayout());
+  auto acc = dyn_cast_or_null<WgmmaAccLayoutAttr>(out.getLayout());
+  std::optional<int64_t> dim = sliceVectorDim(in.getShape());
+  return slice && acc && dim && slice.getWarpgroups() == acc.getWarpgroups() && out.getRank() == 2 &&
+         getDims()[*dim] == slice.getAlong() && out.getShape()[slice.getAlong()] == in.getShape()[*dim];
+}
+
 bool TriInverseOp::invertsInWarps() {
   TileType t = getInput().getType();
   return getBlock() == 16 && isa_and_nonnull<WgmmaAccLayoutAttr>(t.getLayout()) && t.getElementType().isF32();

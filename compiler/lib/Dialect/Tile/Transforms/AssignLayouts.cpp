@@ -6,6 +6,10 @@
 //    in a transposed role (Aᵀ or a non-transposed B) when wgmma can (16-bit elements, rows a multiple
 //    of 128 bytes); else it is stored K-major for them (#qla.swizzle<…, transposed = true>), and a tile
 //    that gemms need both ways is produced twice.
+//  - In a kernel marked qla.slice_broadcasts, a vector (one dimension other than 1) that a broadcast
+//    spreads into an accumulator fragment is made again right after its own producer in #qla.acc_slice, the rows or columns each thread holds
+//    of that fragment (its chain of copies from read-only tensors, fills, iotas and maps), so that the
+//    broadcast moves no data; the original chain goes when nothing else reads it.
 //  - A gemm's register-fragment A stays in registers (wgmma reads A from registers) when it is 16-bit
 //    and spread like the accumulator (same rows, K a multiple of 16); else it is written to shared
 //    memory first (qla.share).
@@ -13,6 +17,10 @@
 #include "qla/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace qla {
 #define GEN_PASS_DEF_QLAASSIGNLAYOUTS
@@ -65,6 +73,8 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
       if (!kernel->hasAttr(QlaDialect::kKernelAttr))
         return;
       shareRegisterOperands(kernel);
+      if (kernel->removeAttr(QlaDialect::kSliceBroadcastsAttr))
+        sliceBroadcastInputs(kernel);
       assignFragments(kernel);
       if (failed(assignShared(kernel)))
         signalPassFailure();
@@ -88,6 +98,73 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
       auto smem = TileType::get(a.getShape(), a.getElementType(), MemorySpace::smem);
       gemm.getAMutable().assign(b.create<ShareOp>(gemm.getLoc(), smem, gemm.getA()));
     });
+  }
+
+  /// `v` again with `layout` (an acc_slice) on it and on the vectors it is made from, for a broadcast at
+  /// `at`; null when its chain has something else (a block argument, an exchange, a write). A copy is made
+  /// again right after the original (its latency stays hidden) and shared by every broadcast of it; maps,
+  /// fills and iotas right before `at` (their results live no longer than the original broadcast's).
+  Value rematerialize(Value v, AccSliceLayoutAttr layout, int64_t threads, Operation *at, DominanceInfo &dom,
+                      DenseMap<std::pair<Value, Attribute>, Value> &made, SetVector<Operation *> &originals) {
+    if (Value done = made.lookup({v, layout}); done && dom.properlyDominates(done, at))
+      return done;
+    Operation *def = v.getDefiningOp();
+    auto tile = dyn_cast<TileType>(v.getType());
+    if (!def || def->getNumResults() != 1 || !tile || tile.getLayout() || !sliceVectorDim(tile.getShape()) ||
+        threadGroup(def).threads != threads)
+      return {};
+    auto readOnly = [](Value tensor) {
+      return llvm::all_of(tensor.getUsers(), [](Operation *u) { return isa<CopyOp, LoadOp>(u); });
+    };
+    IRMapping map;
+    OpBuilder b(at);
+    if (auto copy = dyn_cast<CopyOp>(def)) {
+      if (!isa<qla::TensorType>(copy.getSource().getType()) || !readOnly(copy.getSource()))
+        return {};
+      b.setInsertionPointAfter(def);
+    } else if (auto m = dyn_cast<MapOp>(def)) {
+      for (Value in : m.getInputs()) {
+        if (cast<TileType>(in.getType()).getShape() != tile.getShape())
+          return {};
+        Value again = rematerialize(in, layout, threads, at, dom, made, originals);
+        if (!again)
+          return {};
+        map.map(in, again);
+      }
+    } else if (!isa<FillOp, IotaOp>(def)) {
+      return {};
+    }
+    Operation *clone = b.clone(*def, map);
+    clone->getResult(0).setType(tile.withLayout(layout));
+    originals.insert(def);
+    made[{v, layout}] = clone->getResult(0);
+    return clone->getResult(0);
+  }
+
+  void sliceBroadcastInputs(func::FuncOp kernel) {
+    DominanceInfo dom(kernel);
+    DenseMap<std::pair<Value, Attribute>, Value> made;
+    SetVector<Operation *> originals;
+    SmallVector<BroadcastOp> broadcasts;
+    kernel.walk([&](BroadcastOp broadcast) { broadcasts.push_back(broadcast); });
+    for (BroadcastOp broadcast : broadcasts) {
+      TileType in = broadcast.getInput().getType(), out = broadcast.getType();
+      int64_t threads = threadGroup(broadcast).threads;
+      std::optional<int64_t> dim = sliceVectorDim(in.getShape());
+      auto acc = dyn_cast<WgmmaAccLayoutAttr>(fragmentLayout(out, threads));
+      if (in.getLayout() || out.getLayout() || !dim || !acc)
+        continue;
+      int64_t along = broadcast.getDims()[*dim];
+      if (along > 1 || out.getShape()[along] != in.getShape()[*dim])
+        continue;
+      auto layout = AccSliceLayoutAttr::get(kernel.getContext(), acc.getWarpgroups(), along);
+      if (Value v = rematerialize(broadcast.getInput(), layout, threads, broadcast, dom, made, originals))
+        broadcast.getInputMutable().assign(v);
+    }
+    // The originals nothing reads any more (users before producers).
+    for (Operation *op : llvm::reverse(originals))
+      if (isOpTriviallyDead(op))
+        op->erase();
   }
 
   void assignFragments(func::FuncOp kernel) {

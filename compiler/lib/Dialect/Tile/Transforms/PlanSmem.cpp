@@ -30,7 +30,9 @@ bool rowsInPieces(TileType tile, qla::TensorType tensor, bool transposed) {
 /// whose tensor rows come in 16-byte pieces: see the lowering).
 int64_t exchangeScratchBytes(Operation *op) {
   auto bytes = [](Value v) { return cast<TileType>(v.getType()).getNumElements() * 4; };
-  if (isa<BroadcastOp, ReduceOp, CumsumOp>(op))
+  if (auto broadcast = dyn_cast<BroadcastOp>(op))
+    return broadcast.readsSlice() ? 0 : bytes(op->getOperand(0));
+  if (isa<ReduceOp, CumsumOp>(op))
     return bytes(op->getOperand(0));
   if (auto inverse = dyn_cast<TriInverseOp>(op))
     return inverse.invertsInWarps() ? 0 : 2 * bytes(op->getOperand(0));

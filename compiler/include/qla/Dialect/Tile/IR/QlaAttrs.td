@@ -57,4 +57,19 @@ def Qla_WgmmaAccLayoutAttr : Qla_Attr<"WgmmaAccLayout", "wgmma_acc"> {
   let genVerifyDecl = 1;
 }
 
+def Qla_AccSliceLayoutAttr : Qla_Attr<"AccSliceLayout", "acc_slice"> {
+  let summary = "a vector held like the rows (along = 0) or columns (along = 1) of a wgmma_acc fragment";
+  let description = [{
+    A tile with one dimension of n elements (the others 1) whose element i is held by every thread that
+    holds row i (`along = 0`) or column i (`along = 1`) of a wgmma_acc fragment over `warpgroups`
+    warpgroups with n rows (columns): a thread holds 2 rows a 64-row block, or n / 4 columns.
+    Broadcasting it into that fragment along the other dimension moves no data (Triton's slice layout);
+    loads and elementwise maps treat it like any fragment. qla-assign-layouts gives it to the vectors
+    that broadcasts into accumulator fragments read.
+  }];
+  let parameters = (ins "int64_t":$warpgroups, "int64_t":$along);
+  let assemblyFormat = "`<` `warpgroups` `=` $warpgroups `,` `along` `=` $along `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif

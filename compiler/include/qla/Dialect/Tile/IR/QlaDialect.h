@@ -34,6 +34,9 @@ constexpr llvm::StringLiteral kCopyWaitsLaterAttr = "qla.copy_waits_later";
 
 /// Bytes of one element of a tile or tensor element type.
 int64_t elementBytes(mlir::Type t);
+/// The dimension of a vector shape (one dimension other than 1), if it is one: the elements of an
+/// #qla.acc_slice fragment run along it.
+std::optional<int64_t> sliceVectorDim(llvm::ArrayRef<int64_t> shape);
 /// The kernel's threads per block (qla.block), or 0 when the function is not a kernel.
 int64_t kernelThreads(mlir::Operation *kernel);
 

@@ -29,6 +29,10 @@ def Qla_Dialect : Dialect {
     /// (griddepcontrol.launch_dependents), so the runtime may launch it with programmatic stream
     /// serialization: its launch and its blocks' start overlap the tail of the kernel before it.
     static constexpr llvm::StringLiteral kDependentLaunchAttr = "qla.dependent_launch";
+    /// The kernel's broadcasts into accumulator fragments read #qla.acc_slice vectors (made by
+    /// qla-assign-layouts) instead of exchanging through shared memory: no barriers, but each thread
+    /// loads and computes the rows or columns it holds (run 80: slower for the GDN kernels).
+    static constexpr llvm::StringLiteral kSliceBroadcastsAttr = "qla.slice_broadcasts";
     /// A warp-specialized kernel's roles (an array of #qla.role, in warpgroup order), and on an op
     /// the name of the role that runs it.
     static constexpr llvm::StringLiteral kRolesAttr = "qla.roles";

@@ -174,6 +174,11 @@ def Qla_BroadcastOp : Qla_Op<"broadcast", [Pure]> {
   let results = (outs Qla_FragTile:$result);
   let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the input is an #qla.acc_slice of the result's wgmma_acc layout along the dimension it
+    /// becomes: then every thread already holds what it needs (no exchange through shared memory).
+    bool readsSlice();
+  }];
 }
 
 def Qla_ReduceKind : I32EnumAttr<"ReduceKind", "how qla.reduce combines elements", [
