@@ -11,12 +11,14 @@
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
 #include <map>
+#include <random>
 
 using namespace qla;
 using namespace qla::gdn;
@@ -208,6 +210,38 @@ TEST_CASE("ChunkForward's calls run on the CPU: unsplit, split, and the varlen s
       CHECK(es <= 5e-3);
     }
   }
+}
+
+TEST_CASE("exact mode's log-gate floor: the split at -88 equals every transition taken, and is the window split",
+          "[gdn][split][cpu]") {
+  // precise = 2: only at this precision do two summation orders agree to 1e-4 (see the interpreter's
+  // exact-split test). Logsigmoid gates fall by about -50 a chunk (windows of two chunks at -88); mixed
+  // gates add a zero-decay head, which takes its whole transition either way.
+  GdnForwardConfig c = parseGdnForwardConfig("H=1,HV=2,K=64,V=64,precise=2,initial_state=1,final_state=1");
+  ChunkForward fwd = buildChunkForward(c, true);
+  GdnProblem p;
+  p.H = 1;
+  p.HV = 2;
+  p.K = p.V = 64;
+  p.B = 1;
+  p.T = 640;
+  p.useInitialState = p.outputFinalState = true;
+  auto gate = GENERATE(GdnGateKind::logsigmoid, GdnGateKind::mixedDecay);
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = gate}));
+  const SplitPolicy every{.sms = 132, .segmentTokens = 192, .exactLogGateFloor = -INFINITY, .exact = true};
+  const SplitPolicy floor{.sms = 132, .segmentTokens = 192, .exact = true};
+  const SplitPolicy windows{.sms = 132, .segmentTokens = 192, .logGateThreshold = -88};
+  GdnOutputs all = runOnCpu(fwd, c, p, in, every, nullptr), cut = runOnCpu(fwd, c, p, in, floor, nullptr),
+             truncated = runOnCpu(fwd, c, p, in, windows, nullptr);
+  const double dO = relL2(cut.o.data, all.o.data), dState = relL2(cut.finalState.data, all.finalState.data);
+  INFO("floor -88 vs every transition: o " << dO << ", final state " << dState);
+  CHECK(dState <= 1e-4);
+  CHECK(dO <= 1e-3);
+  CHECK(cut.o.data == truncated.o.data); // the same windows: the same kernels on the same tables
+  CHECK(cut.finalState.data == truncated.finalState.data);
+  SplitPolicy above = floor;
+  above.exactLogGateFloor = -50;
+  CHECK_THROWS_WITH(runOnCpu(fwd, c, p, in, above, nullptr), Catch::Matchers::ContainsSubstring("must be <= -88"));
 }
 
 TEST_CASE("ChunkForward's calls with in-kernel gates and L2 norm run on the CPU, split too", "[gdn][split][cpu]") {

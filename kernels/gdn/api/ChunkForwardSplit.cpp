@@ -189,7 +189,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   Driver &drv = Driver::get();
   // The threshold goes to the device as a 32-bit pattern (a memset: no host memory, capturable).
   const SplitPolicy &policy = policyFor(t.split);
-  const float limit = policy.exact ? -std::numeric_limits<float>::infinity() : static_cast<float>(policy.logGateThreshold);
+  const float limit = static_cast<float>(policy.exact ? policy.exactLogGateFloor : policy.logGateThreshold);
   if (dryRun_)
     dryRun_("memset32", {threshold}, {std::bit_cast<uint32_t>(limit), 1, 0});
   else

@@ -23,6 +23,10 @@ SplitPlan planContextSplit(const std::vector<int64_t> &cu, int64_t HV, int64_t V
     throw Error(fmt::format("gdn split plan: the log-gate threshold must be <= 0 (a summed log-gate; -10 keeps what "
                             "fades by e^-10), got {}",
                             policy.logGateThreshold));
+  if (policy.exact && !(policy.exactLogGateFloor <= -88))
+    throw Error(fmt::format("gdn split plan: the exact mode's log-gate floor must be <= -88 (what fades by e^-88 is "
+                            "below f32's normal range; -inf takes every transition), got {}",
+                            policy.exactLogGateFloor));
   for (int64_t length : {policy.segmentTokens, policy.segmentTokensWhenSplit})
     if (length < 0 || length % kChunk != 0)
       throw Error(fmt::format("gdn split plan: segment length {} must be a multiple of {}", length, kChunk));

@@ -35,8 +35,15 @@ struct SplitPolicy {
   bool enabled = true;
   // Truncated mode: a segment whose last chunks' summed log-gate reaches this (≤ 0) starts from its end
   // over those chunks alone; what it leaves out fades by at least e^threshold. Heads that do not reach it
-  // within the segment run exact. `exact`: every head runs exact (the threshold is −inf).
+  // within the segment run exact (the segment's transition and the correction).
   double logGateThreshold = -10.0;
+  // Exact mode: the same, at `exactLogGateFloor` (≤ −88; −inf: every head's whole-segment transition).
+  // What a window at −88 leaves out is the entering state times a decay of at most e^-88 ≈ 6e-39 (the
+  // delta rule's factors I − β k kᵀ have norm ≤ 1 for β‖k‖² ≤ 2): below f32's smallest normal number
+  // relative to the state, so the result equals the full transition's to f32 rounding, unless the state
+  // shrinks by more than 1e31 across the window. Heads whose gates never fall that far (zero decay) take
+  // their transitions as before; strongly gated heads cost little more than truncated mode.
+  double exactLogGateFloor = -88.0;
   bool exact = false;
 };
 
