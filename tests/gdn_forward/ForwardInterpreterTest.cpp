@@ -298,7 +298,7 @@ TEST_CASE("gdn_split_windows: run starts from the chunks' summed log-gates", "[g
   // Chunks each run takes; rows are segment · HV + head.
   CHECK(ends.data == std::vector<double>{4, 2, 4, 1, 0, 0});
   CHECK(transitions.data == std::vector<double>{4, 0, 4, 0, 0, 0});
-  threshold.data[0] = -1e30; // the exact mode's threshold (−inf on the GPU): whole segments everywhere
+  threshold.data[0] = -1e30; // no floor (−inf: every transition taken): whole segments everywhere
   buildGdnSplitWindows(c)->interpret({&first, &segCu, &totals, &threshold, &ends, &transitions}, {2, 1, 4});
   CHECK(ends.data == std::vector<double>{4, 4, 4, 4, 0, 0});
   CHECK(transitions.data == std::vector<double>{4, 4, 4, 4, 0, 0});

@@ -25,10 +25,11 @@ struct SplitPolicy {
   // > 0: the length (a multiple of 64) when the planner decides to split (a tuned split_tokens): the
   // decision stays the planner's, only its length is replaced.
   int64_t segmentTokensWhenSplit = 0;
-  // The fewest segments the planner's own length cuts a sequence into. The exact split (and the
-  // truncated one for heads whose gates barely decay) runs three state passes over a segment (end,
-  // transition, main): with two segments that is slower than no split (H200, (16,64) 1x32768: 3.60 ms
-  // split exact against 3.02 unsplit; (2,8) 8x1024 0.125 split in two against 0.111 unsplit, runs 23, 27-28).
+  // The fewest segments the planner's own length cuts a sequence into. Heads whose gates barely decay
+  // (in either mode) take three state passes over a segment (end, transition, main): with two segments
+  // that is slower than no split (H200, (16,64) 1x32768: 3.60 ms split exact against 3.02 unsplit;
+  // (2,8) 8x1024 0.125 split in two against 0.111 unsplit, runs 23, 27-28, when exact mode took every
+  // transition).
   // When at most half the slots are busy and filling them would take fewer segments than this, the
   // planner cuts into bit_ceil(minSegments) segments instead (each still minSegmentChunks long).
   int64_t minSegments = 3;

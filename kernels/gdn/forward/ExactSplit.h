@@ -15,8 +15,9 @@ namespace qla::gdn {
 
 /// Any batch (B sequences or cu_seqlens) with K = V and states [K][V]; sequences at least two segments
 /// long are cut into segments of `segmentTokens` (a positive multiple of the chunk, 64), the others stay
-/// whole (planContextSplit). `logGateThreshold`: −inf is the exact split; a finite value (e.g. −10) the
-/// truncated one, where a segment whose last chunks' summed log-gate reaches it starts from its end over
+/// whole (planContextSplit). `logGateThreshold`: −inf takes every head's transition (the exact split
+/// with no floor); a finite value the windowed one (−10: truncated; −88: the GPU's exact mode, whose
+/// dropped terms are below f32 rounding, docs/context-split.md §6), where a segment whose last chunks' summed log-gate reaches it starts from its end over
 /// those chunks alone (gdn_split_windows). `precise` and `inverseF16` >= 0 override the kernels' defaults
 /// (GdnForwardConfig). Throws qla::Error naming what is not supported.
 GdnOutputs interpretGdnForwardSplit(const GdnProblem &problem, const GdnInputs &inputs, int64_t segmentTokens,

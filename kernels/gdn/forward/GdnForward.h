@@ -133,7 +133,8 @@ GdnForwardConfig parseGdnForwardConfig(const std::string &settings);
 /// `config` with `settings` applied over it, validated.
 GdnForwardConfig withGdnSettings(GdnForwardConfig config, const std::string &settings);
 
-/// A new kernel of the GDN forward set, with the set's launch settings (dependent_launch).
+/// A new kernel of the GDN forward set, with the set's kernel-wide settings (dependent_launch,
+/// slice_broadcasts).
 std::unique_ptr<dsl::Kernel> newGdnKernel(const GdnForwardConfig &c, const std::string &name);
 std::unique_ptr<dsl::Kernel> buildGdnOffsets(const GdnForwardConfig &c);
 std::unique_ptr<dsl::Kernel> buildGdnCumsum(const GdnForwardConfig &c);

@@ -8,7 +8,7 @@
 //   (the state entering the window fades by at least e^threshold across it, so the segment's end is its
 //   end from zero over the window): the end run starts there and the transition run runs no chunk
 //   (a zero transition); when the whole segment does not reach the threshold (a head that barely decays,
-//   or the threshold −inf of the exact mode), the end run and the transition run cover the whole segment.
+//   or any head at a threshold of −inf), the end run and the transition run cover the whole segment.
 // The log-gates must be ≤ 0 (they are: a decay factor ≤ 1), so suffix sums only fall going back and
 // the chunks still above the threshold are the last ones.
 // Grid (HV, sequences, most segments of a sequence); chunk counts as i64 at [segment · HV + head] (the

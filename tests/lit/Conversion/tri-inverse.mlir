@@ -68,6 +68,39 @@ func.func @diagonal_blocks(%A: !qla.tensor<64x64xf32>)
 
 // -----
 
+// 128x128: two 64-row blocks a warp on one warpgroup (15 steps each: 180 shuffles), or one a warp on
+// two warpgroups (90); each warp picks its block among the eight by a select, none through memory.
+// CHECK-LABEL: func.func @two_row_blocks(
+// CHECK-NOT: nvvm.barrier0
+// CHECK-COUNT-180: nvvm.shfl.sync idx
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK-NOT: nvvm.barrier0
+// CHECK: return
+// CHECK-LABEL: func.func @two_warpgroups(
+// CHECK-NOT: nvvm.barrier0
+// CHECK-COUNT-90: nvvm.shfl.sync idx
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK-NOT: nvvm.barrier0
+// CHECK: return
+func.func @two_row_blocks(%A: !qla.tensor<128x128xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 1024 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<128x128xf32> -> !qla.tile<128x128xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %x = qla.tri_inverse %a {block = 16 : i64} : !qla.tile<128x128xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  qla.store %x, %A[%c0, %c0] : !qla.tile<128x128xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<128x128xf32>
+  return
+}
+func.func @two_warpgroups(%A: !qla.tensor<128x128xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>, qla.smem_bytes = 1024 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<128x128xf32> -> !qla.tile<128x128xf32, frag, #qla.wgmma_acc<warpgroups = 2>>
+  %x = qla.tri_inverse %a {block = 16 : i64} : !qla.tile<128x128xf32, frag, #qla.wgmma_acc<warpgroups = 2>>
+  qla.store %x, %A[%c0, %c0] : !qla.tile<128x128xf32, frag, #qla.wgmma_acc<warpgroups = 2>>, !qla.tensor<128x128xf32>
+  return
+}
+
+// -----
+
 // Elsewhere (here a strided fragment) block = 16 substitutes through scratch, one thread a column (one
 // barrier after the diagonal blocks), and every thread gathers the elements of its own diagonal block
 // (row / 16 == column / 16).

@@ -976,3 +976,18 @@ func.func @role_unknown() attributes {qla.kernel, qla.block = array<i64: 128, 1,
   %z = qla.fill 0.0 : f32 {qla.role = "b"} : !qla.tile<64x64xf32, frag>
   return
 }
+
+// -----
+
+// expected-error @+1 {{acc_slice layout needs 1 to 4 warpgroups, got 5}}
+func.func @slice_warpgroups(%t: !qla.tile<64x1xf32, frag, #qla.acc_slice<warpgroups = 5, along = 0>>) { return }
+
+// -----
+
+// expected-error @+1 {{an acc_slice fragment is a vector (one dimension other than 1) of a wgmma_acc fragment's rows (a multiple of 64 x warpgroups) or columns (a multiple of 8 up to 256)}}
+func.func @slice_columns(%t: !qla.tile<1x264xf32, frag, #qla.acc_slice<warpgroups = 1, along = 1>>) { return }
+
+// -----
+
+// expected-error @+1 {{'qla.slice_broadcasts' must be a unit attribute}}
+func.func @slice_broadcasts_attr() attributes {qla.kernel, qla.slice_broadcasts = 1 : i64} { return }

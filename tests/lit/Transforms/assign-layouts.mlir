@@ -1,4 +1,5 @@
 // RUN: qla-opt %s -qla-assign-layouts -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: qla-opt %s -qla-assign-layouts -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=GONE
 
 // Fragments: 2-D with 8..256 columns and rows a multiple of 64 per warpgroup get the wgmma accumulator
 // layout over all of the kernel's (or role's) warpgroups; others are spread round-robin (#qla.strided). Shared tiles: stored K-major for the gemms that read them (transposed when a gemm
@@ -203,6 +204,9 @@ func.func @not_a_kernel() {
 // broadcast; the originals, read by nothing else, go. The attribute is consumed.
 // CHECK-LABEL: func.func @slices(
 // CHECK-NOT: qla.slice_broadcasts
+// GONE-LABEL: func.func @slices(
+// GONE-NOT: #qla.strided
+// GONE: return
 // CHECK-DAG: %[[ROWS:.*]] = qla.copy %{{.*}} : !qla.tensor<64x1xf32> -> !qla.tile<64x1xf32, frag, #qla.acc_slice<warpgroups = 1, along = 0>>
 // CHECK-DAG: %[[COLS:.*]] = qla.copy %{{.*}} : !qla.tensor<64x1xf32> -> !qla.tile<64x1xf32, frag, #qla.acc_slice<warpgroups = 1, along = 1>>
 // CHECK-NOT: #qla.strided
@@ -233,12 +237,18 @@ func.func @slices(%g: !qla.tensor<64x1xf32>, %o: !qla.tensor<64x64xf32>) attribu
 
 // -----
 
-// Without the attribute, or when the vector's source tensor is written by the kernel, broadcasts read
-// strided vectors (exchanged through shared memory).
+// Without the attribute, broadcasts read strided vectors (exchanged through shared memory). A copy from
+// a tensor the kernel writes is remade too (right after the original: no write comes between); the
+// original stays for the store that reads it. A chain with a part that cannot be remade (a cumsum, an
+// exchange) stays strided, and the clones made for its other parts go.
 // CHECK-LABEL: func.func @no_slices(
 // CHECK: qla.copy %{{.*}} -> !qla.tile<64x1xf32, frag, #qla.strided<threads = 128>>
 // CHECK-LABEL: func.func @written_source(
 // CHECK: qla.copy %{{.*}} -> !qla.tile<64x1xf32, frag, #qla.strided<threads = 128>>
+// CHECK-NEXT: qla.copy %{{.*}} -> !qla.tile<64x1xf32, frag, #qla.acc_slice<warpgroups = 1, along = 0>>
+// CHECK-LABEL: func.func @not_remade(
+// CHECK-NOT: acc_slice
+// CHECK: return
 func.func @no_slices(%g: !qla.tensor<64x1xf32>, %o: !qla.tensor<64x64xf32>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
   %c0 = arith.constant 0 : index
   %v = qla.copy %g[%c0, %c0] : !qla.tensor<64x1xf32> -> !qla.tile<64x1xf32, frag>
@@ -252,5 +262,18 @@ func.func @written_source(%g: !qla.tensor<64x1xf32>, %o: !qla.tensor<64x64xf32>)
   %r = qla.broadcast %v {dims = array<i64: 0, 1>} : !qla.tile<64x1xf32, frag> -> !qla.tile<64x64xf32, frag>
   qla.store %r, %o[%c0, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<64x64xf32>
   qla.store %v, %g[%c0, %c0] : !qla.tile<64x1xf32, frag>, !qla.tensor<64x1xf32>
+  return
+}
+func.func @not_remade(%g: !qla.tensor<64x1xf32>, %o: !qla.tensor<64x64xf32>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.slice_broadcasts} {
+  %c0 = arith.constant 0 : index
+  %v = qla.copy %g[%c0, %c0] : !qla.tensor<64x1xf32> -> !qla.tile<64x1xf32, frag>
+  %s = qla.cumsum %v, 0 : !qla.tile<64x1xf32, frag>
+  %m = qla.map %v, %s : !qla.tile<64x1xf32, frag>, !qla.tile<64x1xf32, frag> -> !qla.tile<64x1xf32, frag> {
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.addf %a, %b : f32
+    qla.yield %t : f32
+  }
+  %r = qla.broadcast %m {dims = array<i64: 0, 1>} : !qla.tile<64x1xf32, frag> -> !qla.tile<64x64xf32, frag>
+  qla.store %r, %o[%c0, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<64x64xf32>
   return
 }

@@ -105,10 +105,11 @@ func.func @buffers_and_scratch(%A: !qla.tensor<256x64xbf16>) attributes {qla.ker
 // -----
 
 // tri_inverse's diagonal 16x16 blocks of an f32 accumulator fragment are inverted inside the warps
-// (shuffles): no scratch. Without block = 16, or on another layout, it goes through scratch.
+// (shuffles): no scratch. Without block = 16 (the whole 64x64: 32768 bytes), or on another layout
+// (32x32: 8192), it goes through scratch.
 // CHECK-LABEL: func.func @inverse_in_warps(
-// CHECK-SAME: qla.smem_bytes = 9216 : i64
-// expected-error @+1 {{shared memory needed (9216 bytes) exceeds the budget of 1000 bytes}}
+// CHECK-SAME: qla.smem_bytes = 33792 : i64
+// expected-error @+1 {{shared memory needed (33792 bytes) exceeds the budget of 1000 bytes}}
 func.func @inverse_in_warps() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>} {
   %f = qla.fill 1.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   // CHECK: qla.tri_inverse %{{.*}} {block = 16 : i64} :
@@ -116,6 +117,8 @@ func.func @inverse_in_warps() attributes {qla.kernel, qla.block = array<i64: 128
   %g = qla.fill 1.0 : f32 : !qla.tile<32x32xf32, frag, #qla.strided<threads = 128>>
   // CHECK: qla.tri_inverse %{{.*}} {block = 16 : i64, qla.scratch_offset = 0 : i64}
   %j = qla.tri_inverse %g {block = 16} : !qla.tile<32x32xf32, frag, #qla.strided<threads = 128>>
+  // CHECK: qla.tri_inverse %{{.*}} {qla.scratch_offset = 0 : i64}
+  %k = qla.tri_inverse %f : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   return
 }
 

@@ -23,6 +23,8 @@ Value shuffle(OpBuilder &b, Location loc, Value v, Value src) {
 /// (N strictly lower; N[i][k] is zero for i <= k, so every row takes the update unmasked). Row k of X
 /// is final when step k starts; its four columns of this lane come from lane 4(k%8) + l%4, and
 /// N[i][k] of this lane's two rows from lane 4(l/4) + (k%8)/2. 15 steps of 6 shuffles and 8 FMAs.
+/// (Rows i <= k take X[i] −= 0·X[k]: with a non-finite X[k], from a non-finite input, they turn NaN
+/// where the scratch form keeps them; the chunk's later merges mix the rows anyway.)
 Value invertDiagonalBlocksInWarps(OpBuilder &b, Location loc, TileType type, Value vec, Value tid) {
   AccLayout acc = *accLayout(type);
   Type f32 = b.getF32Type();

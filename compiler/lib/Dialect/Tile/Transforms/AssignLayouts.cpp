@@ -7,9 +7,10 @@
 //    of 128 bytes); else it is stored K-major for them (#qla.swizzle<…, transposed = true>), and a tile
 //    that gemms need both ways is produced twice.
 //  - In a kernel marked qla.slice_broadcasts, a vector (one dimension other than 1) that a broadcast
-//    spreads into an accumulator fragment is made again right after its own producer in #qla.acc_slice, the rows or columns each thread holds
-//    of that fragment (its chain of copies from read-only tensors, fills, iotas and maps), so that the
-//    broadcast moves no data; the original chain goes when nothing else reads it.
+//    spreads into an accumulator fragment is made again in #qla.acc_slice (the rows or columns each
+//    thread holds of that fragment) from its chain of copies, fills, iotas and maps, so that the
+//    broadcast moves no data: copies right after the original, the rest right before the broadcast.
+//    What nothing reads any more (originals, clones of a chain that could not be remade) goes.
 //  - A gemm's register-fragment A stays in registers (wgmma reads A from registers) when it is 16-bit
 //    and spread like the accumulator (same rows, K a multiple of 16); else it is written to shared
 //    memory first (qla.share).
@@ -101,11 +102,12 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
   }
 
   /// `v` again with `layout` (an acc_slice) on it and on the vectors it is made from, for a broadcast at
-  /// `at`; null when its chain has something else (a block argument, an exchange, a write). A copy is made
-  /// again right after the original (its latency stays hidden) and shared by every broadcast of it; maps,
-  /// fills and iotas right before `at` (their results live no longer than the original broadcast's).
+  /// `at`; null when its chain has something else (a block argument, an exchange). A copy is made again
+  /// right after the original (its latency stays hidden; no write comes between them) and shared by every
+  /// broadcast of it; maps, fills and iotas right before `at` (their results live no longer than the
+  /// original broadcast's, at the price of being made again for each broadcast they do not dominate).
   Value rematerialize(Value v, AccSliceLayoutAttr layout, int64_t threads, Operation *at, DominanceInfo &dom,
-                      DenseMap<std::pair<Value, Attribute>, Value> &made, SetVector<Operation *> &originals) {
+                      DenseMap<std::pair<Value, Attribute>, Value> &made, SetVector<Operation *> &touched) {
     if (Value done = made.lookup({v, layout}); done && dom.properlyDominates(done, at))
       return done;
     Operation *def = v.getDefiningOp();
@@ -113,20 +115,15 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
     if (!def || def->getNumResults() != 1 || !tile || tile.getLayout() || !sliceVectorDim(tile.getShape()) ||
         threadGroup(def).threads != threads)
       return {};
-    auto readOnly = [](Value tensor) {
-      return llvm::all_of(tensor.getUsers(), [](Operation *u) { return isa<CopyOp, LoadOp>(u); });
-    };
     IRMapping map;
     OpBuilder b(at);
-    if (auto copy = dyn_cast<CopyOp>(def)) {
-      if (!isa<qla::TensorType>(copy.getSource().getType()) || !readOnly(copy.getSource()))
-        return {};
+    if (isa<CopyOp>(def)) {
       b.setInsertionPointAfter(def);
     } else if (auto m = dyn_cast<MapOp>(def)) {
       for (Value in : m.getInputs()) {
         if (cast<TileType>(in.getType()).getShape() != tile.getShape())
           return {};
-        Value again = rematerialize(in, layout, threads, at, dom, made, originals);
+        Value again = rematerialize(in, layout, threads, at, dom, made, touched);
         if (!again)
           return {};
         map.map(in, again);
@@ -136,7 +133,8 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
     }
     Operation *clone = b.clone(*def, map);
     clone->getResult(0).setType(tile.withLayout(layout));
-    originals.insert(def);
+    touched.insert(def);
+    touched.insert(clone);
     made[{v, layout}] = clone->getResult(0);
     return clone->getResult(0);
   }
@@ -144,7 +142,7 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
   void sliceBroadcastInputs(func::FuncOp kernel) {
     DominanceInfo dom(kernel);
     DenseMap<std::pair<Value, Attribute>, Value> made;
-    SetVector<Operation *> originals;
+    SetVector<Operation *> touched; // originals and clones
     SmallVector<BroadcastOp> broadcasts;
     kernel.walk([&](BroadcastOp broadcast) { broadcasts.push_back(broadcast); });
     for (BroadcastOp broadcast : broadcasts) {
@@ -158,13 +156,20 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
       if (along > 1 || out.getShape()[along] != in.getShape()[*dim])
         continue;
       auto layout = AccSliceLayoutAttr::get(kernel.getContext(), acc.getWarpgroups(), along);
-      if (Value v = rematerialize(broadcast.getInput(), layout, threads, broadcast, dom, made, originals))
+      if (Value v = rematerialize(broadcast.getInput(), layout, threads, broadcast, dom, made, touched))
         broadcast.getInputMutable().assign(v);
     }
-    // The originals nothing reads any more (users before producers).
-    for (Operation *op : llvm::reverse(originals))
-      if (isOpTriviallyDead(op))
-        op->erase();
+    // What nothing reads any more, until none is left (an op's users die before it).
+    SmallVector<Operation *> ops = touched.takeVector();
+    for (bool erased = true; erased;) {
+      erased = false;
+      for (Operation *&op : ops)
+        if (op && isOpTriviallyDead(op)) {
+          op->erase();
+          op = nullptr;
+          erased = true;
+        }
+    }
   }
 
   void assignFragments(func::FuncOp kernel) {
