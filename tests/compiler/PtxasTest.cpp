@@ -188,6 +188,7 @@ TEST_CASE("GDN kernels' register spills: none for K, V <= 128, no more than meas
       {"gdn_cumsum", "H=16,HV=32,gate_in_kernel=1", 0},
       {"gdn_chunk_inverse", "H=16,HV=32", 0}, // at its 3-blocks-an-SM register cap (168)
       {"gdn_chunk_inverse", "H=16,HV=32,inverse_heads=1", 0},
+      {"gdn_chunk_inverse", "H=16,HV=64", 0}, // four heads a block (167 registers)
       {"gdn_chunk_inverse", "H=16,HV=32,inverse_f16=0", 0}, // bf16 merges: one head a block
       {"gdn_chunk_inverse", "H=16,HV=32,gate_in_kernel=1,l2norm=1", 0},
       {"gdn_chunk_inverse", "H=1,HV=2,K=64,V=64", 0},

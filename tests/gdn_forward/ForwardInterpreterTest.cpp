@@ -180,6 +180,19 @@ TEST_CASE("gdn forward on the interpreter: the inverse taking several chunks or 
   CHECK(relL2(grouped.o, ref.o) <= 5e-3);
 }
 
+TEST_CASE("gdn forward on the interpreter: four value heads a block of the inverse (the default where HV / H = 4)",
+          "[gdn][interpreter]") {
+  // HV / H = 4: the default takes four heads a block (the grid's x a quarter); the same numbers as one.
+  GdnProblem p = problem(1, 0, 1, 4, 64, 64);
+  p.cuSeqlens = {0, 70, 200};
+  p.T = 200;
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs one = interpretGdnForward(p, in, {.inverseHeads = 1}), four = interpretGdnForward(p, in);
+  CHECK(relL2(four.o, one.o) == 0.0);
+  CHECK(relL2(four.finalState, one.finalState) == 0.0);
+  CHECK(relL2(four.o, gdnRecurrentReference(p, in).o) <= 5e-3);
+}
+
 TEST_CASE("gdn forward on the interpreter: the inverse's merges in bf16 hi + lo parts (inverse_f16 = 0)",
           "[gdn][interpreter]") {
   // The default merges take f16 operands; the bf16 hi + lo form is as close to float64 and computes

@@ -50,12 +50,16 @@ struct GdnForwardConfig {
   int64_t inverseChunks = 1;
   int64_t inverseStages = 1;
   // gdn_chunk_inverse: value heads one block takes in turn (a divisor of HV / H: they share the key
-  // head, so q and k are loaded once for them); its grid's x is HV / inverse_heads. −1: 2 when HV / H is
-  // even and the merges are f16 (spill-free then, and the inverse 8 % faster at (16,32) 4x8192: run 66;
-  // with the bf16 merges two heads spill), else 1.
+  // head, so q and k are loaded once for them); its grid's x is HV / inverse_heads. −1, with the f16
+  // merges (with bf16 ones two heads spill): 4 when HV / H is a multiple of 4 and K <= 128 (167
+  // registers, no spills; the inverse 478 → 449 µs at (16,64) 4x8192, run 86), else 2 when HV / H is
+  // even (8 % faster than one at (16,32) 4x8192, run 66), else 1.
   int64_t inverseHeads = -1;
   int64_t resolvedInverseHeads() const {
-    return inverseHeads > 0 ? inverseHeads : inverseF16 && H > 0 && (HV / H) % 2 == 0 ? 2 : 1;
+    if (inverseHeads > 0)
+      return inverseHeads;
+    const int64_t sharing = H > 0 ? HV / H : 1;
+    return !inverseF16 ? 1 : sharing % 4 == 0 && K <= 128 ? 4 : sharing % 2 == 0 ? 2 : 1;
   }
   // gdn_chunk_inverse's two merges with f16 operands, one gemm a product, instead of bf16 hi + lo parts of
   // the register operand and a bf16 shared one (two gemms and the parts' conversions a product). f16's 11
