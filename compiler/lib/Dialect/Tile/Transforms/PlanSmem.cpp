@@ -192,17 +192,25 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
           op->setAttr(kSmemOffsetAttr, i64(at));
         offset = std::max(offset, at + t.getSizeInBytes());
       }
-      // Optional staging only where it fits in the bytes the kernel needs anyway (never costs occupancy).
+      // Optional staging only where it never costs occupancy: in the bytes the kernel needs anyway, or
+      // past them where shared memory still holds as many of its blocks an SM.
+      int64_t threads = std::max<int64_t>(1, kernelThreads(kernel));
+      auto blocksPerSM = [&](int64_t bytes) {
+        int64_t withSlack = bytes + 1024 + 1024; // the base's alignment slack, the system's reservation
+        return std::min<int64_t>({32, 2048 / threads, smBytes / withSlack});
+      };
       for (Operation *op : buffers) {
         if (!stagingIsOptional(op))
           continue;
         int64_t bytes = exchangeScratchBytes(op), begin = pos.begin.lookup(op), end = pos.end.lookup(op);
         Operation *role = op->getParentOfType<RoleRegionOp>();
         int64_t at = firstFit(placed, begin, end, bytes, 128, role);
-        if (at + bytes > offset)
+        if (at + bytes > offset &&
+            (at + bytes + 1024 > budgetBytes || blocksPerSM(at + bytes) < blocksPerSM(offset)))
           continue;
         placed.push_back({begin, end, at, bytes, role});
         op->setAttr(kScratchOffsetAttr, i64(at));
+        offset = std::max(offset, at + bytes);
       }
       // The kernel aligns the dynamic shared-memory base to 1024 bytes at run time; reserve the slack.
       if (!placed.empty())

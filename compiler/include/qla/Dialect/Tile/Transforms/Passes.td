@@ -144,11 +144,15 @@ def QlaPlanSmem : Pass<"qla-plan-smem", "::mlir::ModuleOp"> {
     do) a byte offset, first fit, 1024-byte aligned for swizzled tiles (TMA and wgmma require it);
     buffers whose live ranges do not overlap share bytes (rings live for the whole kernel). Records the
     total in the kernel's `qla.smem_bytes`. Fails with an error
-    naming the buffers when the total exceeds the budget.
+    naming the buffers when the total exceeds the budget. Staging a store through scratch is optional
+    (it only saves global stores): it gets bytes that are free anyway, or more bytes where the kernel's
+    blocks an SM (as far as shared memory limits them) stay as many.
   }];
   let options = [
     Option<"budgetBytes", "budget", "int64_t", /*default=*/"232448",
-           "dynamic shared memory available to one block (227 KiB on sm_90)">
+           "dynamic shared memory available to one block (227 KiB on sm_90)">,
+    Option<"smBytes", "sm-bytes", "int64_t", /*default=*/"233472",
+           "shared memory of one SM (228 KiB on sm_90; each block also takes 1 KiB the system reserves)">
   ];
 }
 
