@@ -90,22 +90,18 @@ func.func @k(%A: !qla.tensor<256x64xbf16> {qla.name = "A"}, %B: !qla.tensor<256x
   // CHECK: %[[ACC0:.*]] = arith.constant dense<0.000000e+00> : vector<64xf32>
   %acc0 = qla.fill 0.0 : f32 : !acc
   // gemm: one wgmma per 16 of K (64 / 16 = 4), m64n128k16, bf16 x bf16 -> f32, both operands by
-  // shared-memory descriptor, built once an operand: low word start address >> 4 | LBO 16 >> 4 << 16
-  // (65536); high word SBO (8 rows x 128 B) >> 4 | 128-byte swizzle (1) << 30, i.e. the 64-bit
-  // 4611686293305294848.
+  // shared-memory descriptor: start address >> 4 | LBO 16 >> 4 << 16 | SBO (8 rows x 128 B) >> 4 << 32 |
+  // 128-byte swizzle (1) << 62 = 4611686293305360384.
   // CHECK: nvvm.wgmma.fence.aligned
-  // CHECK: %[[LOWA:.*]] = arith.ori %{{.*}}, %c65536_i32{{.*}} : i32
-  // CHECK: %[[LOWB:.*]] = arith.ori %{{.*}}, %c65536_i32{{.*}} : i32
-  // CHECK: arith.constant 4611686293305294848 : i64
+  // CHECK: arith.constant 4611686293305360384 : i64
   // The accumulator is a zero fill: the first step scales it by zero (D <zero>), the others add.
   // CHECK: %[[W0:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
-  // The next 16 of K start 32 bytes further into each 128-byte row: the low word plus 32 >> 4.
-  // CHECK: arith.addi %[[LOWB]], %c2_i32{{.*}} : i32
-  // CHECK: arith.addi %[[LOWA]], %c2_i32{{.*}} : i32
+  // The next 16 of K start 32 bytes further into each 128-byte row.
+  // CHECK: arith.constant 32 : i64
   // CHECK: %[[W1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W0]], <m = 64, n = 128, k = 16>, D[<f32>, <one>]
-  // CHECK: arith.addi %[[LOWB]], %c4_i32{{.*}} : i32
+  // CHECK: arith.constant 64 : i64
   // CHECK: %[[W2:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W1]], <m = 64, n = 128, k = 16>
-  // CHECK: arith.addi %[[LOWB]], %c6_i32{{.*}} : i32
+  // CHECK: arith.constant 96 : i64
   // CHECK: %[[W3:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W2]], <m = 64, n = 128, k = 16>
   // CHECK-NOT: nvvm.wgmma.mma_async
   // CHECK: nvvm.wgmma.commit.group.sync.aligned

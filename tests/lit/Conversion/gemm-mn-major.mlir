@@ -2,23 +2,15 @@
 
 // A = Xᵀ with X stored row-major [K = 64][M = 128] (128-byte swizzle, two 64-column blocks of 8192 bytes):
 // wgmma reads it MN-major (layout col = the transpose bit). Per 64-row block mb of M and 16-step kk of K
-// the descriptor starts at mb·8192 + kk·2048 (its low word plus mb·512 + kk·128); its leading byte
-// offset is the column-block distance (8192 >> 4 = 512, bits 16-29 of the low word: 33554432), its
-// stride byte offset 1024 (>> 4 = 64, bits 32-45), mode 1 (128-byte swizzle, bits 62-63). B (K-major,
-// stored [N = 64][K = 64]) keeps layout col and its K-major constant (LBO 16: 65536).
+// the descriptor starts at mb·8192 + kk·2048; its leading byte offset is the column-block distance
+// (8192 >> 4 = 512, bits 16-29), its stride byte offset 1024 (>> 4 = 64, bits 32-45), mode 1 (128-byte
+// swizzle, bits 62-63): (512 << 16) | (64 << 32) | (1 << 62) = 4611686293338849280. B (K-major, stored
+// [N = 64][K = 64]) keeps layout col and its K-major constant.
 // CHECK-LABEL: func.func @a_transposed(
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK: %[[LOWA:.*]] = arith.ori %{{.*}}, %c33554432_i32{{.*}} : i32
-// CHECK: %[[LOWB:.*]] = arith.ori %{{.*}}, %c65536_i32{{.*}} : i32
-// CHECK: %[[WB:.*]] = arith.extui %[[LOWB]] : i32 to i64
-// CHECK: %[[HIGHB:.*]] = arith.constant 4611686293305294848 : i64
-// CHECK-NEXT: %[[DB:.*]] = arith.ori %[[WB]], %[[HIGHB]] : i64
-// CHECK-NEXT: %[[WA:.*]] = arith.extui %[[LOWA]] : i32 to i64
-// CHECK-NEXT: %[[HIGHA:.*]] = arith.constant 4611686293305294848 : i64
-// CHECK-NEXT: %[[DA:.*]] = arith.ori %[[WA]], %[[HIGHA]] : i64
-// CHECK-NEXT: nvvm.wgmma.mma_async %[[DA]], %[[DB]], {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
-// The second 64-row block of M: 8192 bytes on.
-// CHECK: arith.addi %[[LOWA]], %c512_i32{{.*}} : i32
+// CHECK: %[[MN:.*]] = arith.constant 4611686293338849280 : i64
+// CHECK-NEXT: %[[DA:.*]] = arith.ori %{{.*}}, %[[MN]] : i64
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[DA]], %{{.*}}, A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
 // CHECK-COUNT-7: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned

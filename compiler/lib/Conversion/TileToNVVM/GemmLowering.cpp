@@ -7,37 +7,19 @@ namespace qla::lowering {
 
 namespace {
 
-/// The wgmma shared-memory descriptors of one operand tile: built once from the tile's address, then
-/// each k-step's (or m-block's) descriptor is the base plus a constant. The start-address field is
-/// (address mod 2^18) / 16 in the low 14 bits; shared memory ends below 2^18, so a step's offset adds to
-/// that field without carrying out of it, and only the low 32-bit word changes: one integer add a wgmma
-/// instead of recomputing and masking the address (ptxas kept ≈ 7 instructions a wgmma that way).
-/// K-major tile at `addr`; for an MN-major tile (128-byte swizzle), `mnBlockBytes` is the distance
-/// between its 64-element column blocks (the leading byte offset); 8-row groups along K are 1024 bytes
-/// apart.
-class WgmmaDescriptors {
-public:
-  WgmmaDescriptors(OpBuilder &b, Location loc, Value addr, int64_t rowBytes, int64_t mnBlockBytes = 0) {
-    int64_t mode = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : rowBytes == 32 ? 3 : 0;
-    int64_t sbo = 8 * rowBytes;                     // 8-row core-matrix groups
-    int64_t lbo = mnBlockBytes ? mnBlockBytes : 16; // unused for swizzled K-major tiles
-    Value a = b.create<arith::TruncIOp>(loc, b.getI32Type(), b.create<LLVM::PtrToIntOp>(loc, b.getI64Type(), addr));
-    Value start = b.create<arith::ShRUIOp>(loc, b.create<arith::AndIOp>(loc, a, i32Const(b, loc, 0x3FFFF)),
-                                           i32Const(b, loc, 4));
-    low_ = b.create<arith::OrIOp>(loc, start, i32Const(b, loc, (lbo >> 4) << 16));
-    high_ = (uint64_t(sbo >> 4)) | (uint64_t(mode) << 30);
-  }
-  /// The descriptor of the tile `offsetBytes` (a multiple of 16) past the base.
-  Value at(OpBuilder &b, Location loc, int64_t offsetBytes) const {
-    Value low = offsetBytes ? b.create<arith::AddIOp>(loc, low_, i32Const(b, loc, offsetBytes >> 4)).getResult() : low_;
-    Value wide = b.create<arith::ExtUIOp>(loc, b.getI64Type(), low);
-    return b.create<arith::OrIOp>(loc, wide, i64Const(b, loc, static_cast<int64_t>(high_ << 32)));
-  }
-
-private:
-  Value low_;
-  uint64_t high_;
-};
+/// A wgmma shared-memory descriptor for a K-major tile starting at `addr` (a pointer into shared memory).
+/// For an MN-major tile (128-byte swizzle), `mnBlockBytes` is the distance between its 64-element
+/// column blocks (the leading byte offset); 8-row groups along K are 1024 bytes apart.
+Value wgmmaDescriptor(OpBuilder &b, Location loc, Value addr, int64_t rowBytes, int64_t mnBlockBytes = 0) {
+  int64_t mode = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : rowBytes == 32 ? 3 : 0;
+  int64_t sbo = 8 * rowBytes;                       // 8-row core-matrix groups
+  int64_t lbo = mnBlockBytes ? mnBlockBytes : 16;   // unused for swizzled K-major tiles
+  Value a = b.create<LLVM::PtrToIntOp>(loc, b.getI64Type(), addr);
+  Value start = b.create<arith::ShRUIOp>(loc, b.create<arith::AndIOp>(loc, a, i64Const(b, loc, 0x3FFFF)),
+                                         i64Const(b, loc, 4));
+  uint64_t fixed = (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) | (uint64_t(mode) << 62);
+  return b.create<arith::OrIOp>(loc, start, i64Const(b, loc, static_cast<int64_t>(fixed)));
+}
 
 /// One wgmma with A from registers (MLIR's nvvm.wgmma.mma_async takes A only as a descriptor): `aRegs`
 /// are the four 32-bit registers of A's 64x16 block, `acc` the accumulator struct (read unless
@@ -179,20 +161,24 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
       for (int64_t mb = 0; mb < acc->mBlocks(); ++mb)
         aRegs.push_back(registerABlock(rw, loc, a.getA(), at.getElementType(), *regA, mb, kk));
     rw.create<NVVM::WgmmaFenceAlignedOp>(loc);
-    std::optional<WgmmaDescriptors> descsA;
-    if (!regA)
-      descsA.emplace(rw, loc, aBase, mnA ? 128 : blockA, mnA ? rowsA * 128 : 0);
-    WgmmaDescriptors descsB(rw, loc, a.getB(), mnB ? 128 : blockB, mnB ? rowsB * 128 : 0);
     for (int64_t kk = 0; kk < kSteps; ++kk) {
       int64_t kBytes = kk * 16 * eb;
-      Value descB = descsB.at(rw, loc, mnB ? mnOffset(rowsB, 0, kk * 16) : kOffset(rowsB, blockB, 0, kBytes));
+      Value descB = mnB ? wgmmaDescriptor(rw, loc, gepBytes(rw, loc, a.getB(), i64Const(rw, loc, mnOffset(rowsB, 0, kk * 16))),
+                                          128, rowsB * 128)
+                        : wgmmaDescriptor(rw, loc,
+                                          gepBytes(rw, loc, a.getB(), i64Const(rw, loc, kOffset(rowsB, blockB, 0, kBytes))),
+                                          blockB);
       for (int64_t mb = 0; mb < acc->mBlocks(); ++mb) {
         if (regA) {
           blocks[mb] = wgmmaRegisterA(rw, loc, blocks[mb], aRegs[kk * acc->mBlocks() + mb], descB, n,
                                       at.getElementType().isBF16(), !(zeroAcc && kk == 0), mnB);
           continue;
         }
-        Value descA = descsA->at(rw, loc, mnA ? mnOffset(rowsA, mb * 64, kk * 16) : kOffset(rowsA, blockA, mb * 64, kBytes));
+        Value descA =
+            mnA ? wgmmaDescriptor(rw, loc, gepBytes(rw, loc, aBase, i64Const(rw, loc, mnOffset(rowsA, mb * 64, kk * 16))),
+                                  128, rowsA * 128)
+                : wgmmaDescriptor(rw, loc, gepBytes(rw, loc, aBase, i64Const(rw, loc, kOffset(rowsA, blockA, mb * 64, kBytes))),
+                                  blockA);
         blocks[mb] = rw.create<NVVM::WgmmaMmaAsyncOp>(
             loc, structType, blocks[mb], descA, descB, shape, NVVM::WGMMATypesAttr::get(ctx, type),
             NVVM::WGMMATypesAttr::get(ctx, type), NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
