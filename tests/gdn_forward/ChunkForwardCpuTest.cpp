@@ -351,3 +351,48 @@ TEST_CASE("ChunkForward with fuse_inverse (a and aqk made in the forward's aux r
   CHECK(eo <= 5e-3);
   CHECK(es <= 5e-3);
 }
+
+TEST_CASE("ChunkForward with w_form (−W from gdn_chunk_inverse) runs on the CPU: narrow and wide, split and not",
+          "[gdn][split][cpu]") {
+  // The inverse writes −W into the workspace and every forward of the call (the end and transition runs
+  // too) reads it; mixed decay leaves heads whose split takes the whole transitions.
+  const int64_t d = GENERATE(64, 128);
+  GdnForwardConfig c = parseGdnForwardConfig(
+      fmt::format("H=1,HV=2,K={0},V={0},initial_state=1,final_state=1,w_form=1", d));
+  ChunkForward fwd = buildChunkForward(c, true);
+  GdnProblem p;
+  p.H = 1;
+  p.HV = 2;
+  p.K = p.V = d;
+  p.useInitialState = p.outputFinalState = true;
+  p.B = 2;
+  p.T = 300;
+  const bool split = GENERATE(false, true);
+  // Few SMs: at K = V = 128 the call takes the wide tile (BV = 128, TMA rings).
+  SplitPolicy policy{.sms = 4, .segmentTokens = split ? 128 : 0, .enabled = split};
+  INFO("K = V = " << d << ", split " << split);
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = 13, .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs got = runOnCpu(fwd, c, p, in, policy, nullptr);
+  GdnOutputs want = gdnRecurrentReference(p, in);
+  const double eo = relL2(got.o.data, want.o.data), es = relL2(got.finalState.data, want.finalState.data);
+  INFO("o " << eo << ", final state " << es);
+  CHECK(eo <= 5e-3);
+  CHECK(es <= 5e-3);
+}
+
+TEST_CASE("ChunkForward refuses a set whose inverse and forward disagree on w_form", "[gdn][cpu]") {
+  GdnForwardConfig with = parseGdnForwardConfig("H=1,HV=2,K=64,V=64,initial_state=1,final_state=1,w_form=1");
+  GdnForwardConfig without = with;
+  without.wForm = false;
+  for (bool inverseWrites : {true, false}) {
+    ChunkForwardImages images;
+    for (size_t i = 0; i < images.manifests.size(); ++i) {
+      const bool w = i == 2 ? inverseWrites : !inverseWrites;
+      images.manifests[i] = Json::parse(buildGdnKernel(ChunkForwardImages::kNames[i], w ? with : without)->compile().manifestJson);
+    }
+    INFO("the inverse writes w: " << inverseWrites);
+    CHECK_THROWS_WITH(ChunkForward(images, chunkForwardShape(with)),
+                      Catch::Matchers::ContainsSubstring(inverseWrites ? "gdn_chunk_forward does not take the tensor 'w'"
+                                                                       : "gdn_chunk_forward takes the tensor 'w'"));
+  }
+}
