@@ -211,12 +211,6 @@ TEST_CASE("GDN kernels' register spills: none for K, V <= 128, no more than meas
       {"gdn_chunk_forward", "H=16,HV=32,split_run=2,initial_state=1,final_state=1", 0},
       {"gdn_cumsum", "H=16,HV=32,chunk_totals=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,split_run=3,initial_state=1,final_state=1", 0},
-      // The W form: the inverse also makes −W (at its 168-register cap), the forwards read it.
-      {"gdn_chunk_inverse", "H=16,HV=32,w_form=1", 0},
-      {"gdn_chunk_inverse", "H=16,HV=64,w_form=1", 0},
-      {"gdn_chunk_forward", "H=16,HV=32,w_form=1,initial_state=1,final_state=1", 0},
-      {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,w_form=1,initial_state=1,final_state=1", 0},
-      {"gdn_chunk_forward", "H=16,HV=32,split_run=2,w_form=1,initial_state=1,final_state=1", 0},
       {"gdn_split_windows", "H=16,HV=32", 0},
       {"gdn_split_correct", "H=16,HV=32", 0},
       {"gdn_split_offsets", "H=16,HV=32", 0},

@@ -254,7 +254,7 @@ int checkGdn(const std::string &settings) {
   p.useInitialState = true;
   p.outputFinalState = true;
   bool mixed = true;
-  int64_t splitTokens = 0, precise = -1, inverseF16 = -1, wForm = -1;
+  int64_t splitTokens = 0, precise = -1, inverseF16 = -1;
   auto field = [](int64_t &f) { return [&f](double v) { f = static_cast<int64_t>(v); }; };
   auto flag = [](bool &f) { return [&f](double v) { f = v != 0; }; };
   qla::kernels::applySettings(settings, "gdn",
@@ -262,12 +262,12 @@ int checkGdn(const std::string &settings) {
                                {"K", field(p.K)}, {"V", field(p.V)}, {"gate_in_kernel", flag(p.gateInKernel)},
                                {"l2norm", flag(p.l2normQK)}, {"mixed_decay", flag(mixed)},
                                {"split_tokens", field(splitTokens)}, {"precise", field(precise)},
-                               {"inverse_f16", field(inverseF16)}, {"w_form", field(wForm)}});
+                               {"inverse_f16", field(inverseF16)}});
   auto gate = mixed ? qla::gdn::GdnGateKind::mixedDecay : qla::gdn::GdnGateKind::logsigmoid;
   qla::gdn::GdnInputs in = qla::gdn::roundInputsForKernel(
       qla::gdn::gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = gate}));
   auto start = std::chrono::steady_clock::now();
-  qla::gdn::GdnOutputs got = qla::gdn::interpretGdnForward(p, in, {.precise = precise, .inverseF16 = inverseF16, .wForm = wForm});
+  qla::gdn::GdnOutputs got = qla::gdn::interpretGdnForward(p, in, {.precise = precise, .inverseF16 = inverseF16});
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   qla::gdn::GdnOutputs ref = qla::gdn::gdnRecurrentReference(p, in);
   double eo = qla::gdn::relL2(got.o, ref.o), es = qla::gdn::relL2(got.finalState, ref.finalState);
@@ -284,7 +284,7 @@ int checkGdn(const std::string &settings) {
     // with H as bf16 (precise=1, the default) each is as close to float64 but they differ by ~1e-3.
     for (double threshold : {-std::numeric_limits<double>::infinity(), -10.0}) {
       start = std::chrono::steady_clock::now();
-      qla::gdn::GdnOutputs split = qla::gdn::interpretGdnForwardSplit(p, in, splitTokens, threshold, precise, inverseF16, wForm);
+      qla::gdn::GdnOutputs split = qla::gdn::interpretGdnForwardSplit(p, in, splitTokens, threshold, precise, inverseF16);
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       double so = qla::gdn::relL2(split.o, ref.o), ss = qla::gdn::relL2(split.finalState, ref.finalState);
       double ds = qla::gdn::relL2(split.finalState, got.finalState);
@@ -309,7 +309,7 @@ int checkCommand(const Args &args) {
                "gdn settings: B, T, H, HV, K, V (64|128|256), gate_in_kernel, l2norm, mixed_decay (0|1),\n"
                "split_tokens (> 0: also the context split in segments of that many tokens, exact and truncated;\n"
                "with precise=2 it must also agree with the unsplit run to 2e-4), precise (0..2, the kernels' default 1),\n"
-               "inverse_f16 (0|1, the kernels' default 1), w_form (0|1, the kernels' default);\n"
+               "inverse_f16 (0|1, the kernels' default 1);\n"
                "it runs gdn_cumsum, gdn_chunk_inverse and gdn_chunk_forward against the float64 recurrence.\n");
     return 0;
   }

@@ -78,19 +78,9 @@ static int64_t configSetting(const Json &manifest, const std::string &name, int6
   return value;
 }
 
-bool detail::takesW(const Json &manifest) {
-  if (!manifest.contains("params"))
-    return false;
-  for (const Json &p : manifest.at("params").asArray())
-    if (p.at("kind").asString() == "tensor" && p.at("name").asString() == "w")
-      return true;
-  return false;
-}
-
 bool detail::fusesInverse(const Json &forwardManifest) {
-  // The tensors ahead of the states: a two-kernel build takes a and aqk (and with w_form −W), a fused
-  // one β in their place.
-  const std::vector<std::string> twoKernels{"cu_seqlens", "q", "k", "v", "gcum", "a", "aqk"},
+  // The tensors ahead of the states: a two-kernel build takes a and aqk, a fused one β in their place.
+  const std::vector<std::string> twoKernels{"cu_seqlens", "q", "k", "v", "gcum", "a", "aqk", "o"},
       fused{"cu_seqlens", "q", "k", "v", "gcum", "beta", "o"};
   std::vector<std::string> got;
   for (const Json &p : forwardManifest.at("params").asArray())
@@ -120,20 +110,6 @@ ChunkForward::ChunkForward(ChunkForwardImages images, ChunkForwardShape shape)
                               "the narrow BV = {} that divides V = {}",
                               kWho, wideBV_, images_.wideManifest.at("config").asString(), shape_.BV, shape_.V));
   }
-  // The W form: the inverse build writes −W, and every forward build of the set must read it.
-  shape_.wForm = takesW(images_.manifests[2]);
-  auto checkW = [&](const Json &manifest, const char *name) {
-    if (manifest.contains("params") && takesW(manifest) != shape_.wForm && !fusesInverse(manifest))
-      throw Error(fmt::format("{}: {} {} the tensor 'w' but gdn_chunk_inverse {}: build the set with one w_form "
-                              "setting",
-                              kWho, name, takesW(manifest) ? "takes" : "does not take",
-                              shape_.wForm ? "writes it" : "does not write it"));
-  };
-  checkW(images_.manifests[3], "gdn_chunk_forward");
-  if (!images_.wideCubin.empty())
-    checkW(images_.wideManifest, ChunkForwardImages::kWideName);
-  for (size_t i : {1, 2})
-    checkW(images_.splitManifests[i], ChunkForwardImages::kSplitNames[i]);
   // gdn_chunk_inverse takes inverse_chunks chunks a block: its grid's z is the chunks over that.
   inverseChunks_ = shape_.inverseChunks > 0 ? shape_.inverseChunks
                                             : configSetting(images_.manifests[2], "inverse_chunks", 1);
@@ -299,10 +275,6 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   TensorArg gcum = scratch(l.gcum, DType::f32, {T, sh.HV});
   TensorArg a = scratch(l.a, DType::bf16, {T, sh.HV * kChunk}), aqk = scratch(l.aqk, DType::bf16, {T, sh.HV * kChunk});
   TensorArg beta = sh.gateInKernel ? scratch(l.beta, DType::f32, {T, sh.HV}) : packed(t.beta, DType::f32, {T, sh.HV});
-  // The chunk matrices gdn_chunk_inverse writes and the forward reads: a, aqk, and with w_form −W.
-  std::vector<TensorArg> matrices{a, aqk};
-  if (sh.wForm)
-    matrices.push_back(scratch(l.w, DType::bf16, {T, sh.HV * sh.K}));
   const uint32_t hv = static_cast<uint32_t>(sh.HV), n = static_cast<uint32_t>(N);
   // Chunks of the longest sequence: exact for a fixed-length batch and for varlen with host cu_seqlens;
   // else the whole batch's count bounds it (blocks past a sequence's end do nothing).
@@ -326,17 +298,14 @@ void ChunkForward::operator()(const ChunkForwardTensors &t, CUdeviceptr workspac
   const Json &forwardManifest = bv == sh.BV ? images_.manifests[3] : images_.wideManifest;
   // A forward built with fuse_inverse makes a and aqk itself, from β.
   const bool fused = fusesInverse(forwardManifest);
-  if (!fused) {
-    std::vector<TensorArg> inverse{cu, q, k, gcum, beta};
-    inverse.insert(inverse.end(), matrices.begin(), matrices.end());
-    launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], inverse, stream,
+  if (!fused)
+    launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], {cu, q, k, gcum, beta, a, aqk}, stream,
            {hv / static_cast<uint32_t>(inverseHeads_), n, inverseGridZ(chunks)});
-  }
   std::vector<TensorArg> forward{cu, q, k, packed(t.v, DType::bf16, {T, sh.HV * sh.V}), gcum};
   if (fused)
     forward.push_back(beta);
   else
-    forward.insert(forward.end(), matrices.begin(), matrices.end());
+    forward.insert(forward.end(), {a, aqk});
   forward.push_back(packed(t.o, DType::bf16, {T, sh.HV * sh.V}));
   const std::vector<int64_t> states = sh.stateVFirst ? std::vector<int64_t>{N * sh.HV * sh.V, sh.K}
                                                      : std::vector<int64_t>{N * sh.HV * sh.K, sh.V};

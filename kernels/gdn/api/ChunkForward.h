@@ -68,9 +68,6 @@ struct ChunkForwardShape {
   // Chunks and value heads a block of gdn_chunk_inverse takes; 0: its manifest says (the chunks in its
   // config, else 1; the heads from its grid). A nonzero inverseHeads must match the build's grid.
   int64_t inverseChunks = 0, inverseHeads = 0;
-  // The W form (w_form): gdn_chunk_inverse also writes −W and the forwards read it. ChunkForward sets
-  // it from its gdn_chunk_inverse build (a tensor "w") and checks that the forwards agree.
-  bool wForm = false;
 };
 
 /// The kernels: manifest + cubin each.

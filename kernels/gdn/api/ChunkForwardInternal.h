@@ -9,7 +9,7 @@ namespace qla::gdn {
 
 /// Where the scratch of one call lies in the caller's workspace.
 struct ChunkForwardLayout {
-  int64_t offsets = 0, gcum = 0, beta = 0, a = 0, aqk = 0, w = 0, total = 0; // w: −W (w_form), else unused
+  int64_t offsets = 0, gcum = 0, beta = 0, a = 0, aqk = 0, total = 0;
   // The context split (segments > 0): the segment batch's offsets, each sequence's first segment, and
   // per segment its end from zero, its transition, its corrected start and its final state.
   int64_t segments = 0, segmentOffsets = 0, firstSegment = 0, ends = 0, transitions = 0, starts = 0, finals = 0;
@@ -44,8 +44,6 @@ bool consistentVarlenSplit(const GdnVarlenSplit &vs, bool onDevice);
 /// Whether a gdn_chunk_forward build fuses the inverse (its tensors: β in the place of a and aqk); throws
 /// qla::Error naming the tensors when they are neither list.
 bool fusesInverse(const Json &forwardManifest);
-/// Whether a build of the set takes the tensor "w" (w_form's −W).
-bool takesW(const Json &manifest);
 
 } // namespace detail
 } // namespace qla::gdn

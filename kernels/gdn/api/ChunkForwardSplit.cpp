@@ -19,10 +19,8 @@ namespace detail {
 /// The split kernels' tensors, in the order runSplit passes them: a package built before a change of
 /// these lists (a stale devpkg) fails here, by name, instead of launching on the wrong buffers.
 void checkSplitTensors(const ChunkForwardShape &sh, size_t which, const Json &manifest) {
-  std::vector<std::string> state{"cu_seqlens", "q", "k", "v", "gcum", "a", "aqk"};
-  if (sh.wForm)
-    state.push_back("w");
-  state.insert(state.end(), {"o", "initial_state", "final_state", "run_chunks"});
+  const std::vector<std::string> state{"cu_seqlens", "q", "k", "v", "gcum", "a", "aqk", "o",
+                                       "initial_state", "final_state", "run_chunks"};
   std::vector<std::string> cumsum{"cu_seqlens", sh.gateInKernel ? "a" : "g", "gcum"};
   if (sh.gateInKernel)
     cumsum.insert(cumsum.end(), {"b", "A_log", "dt_bias", "beta"});
@@ -176,17 +174,6 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   TensorArg gcum = scratch(l.gcum, DType::f32, {T, sh.HV});
   TensorArg a = scratch(l.a, DType::bf16, {T, sh.HV * kChunk}), aqk = scratch(l.aqk, DType::bf16, {T, sh.HV * kChunk});
   TensorArg beta = sh.gateInKernel ? scratch(l.beta, DType::f32, {T, sh.HV}) : packed(t.beta, DType::f32, {T, sh.HV});
-  std::vector<TensorArg> matrices{a, aqk}; // and with w_form −W
-  if (sh.wForm)
-    matrices.push_back(scratch(l.w, DType::bf16, {T, sh.HV * sh.K}));
-  // gdn_chunk_forward's tensors (its split runs' too): the inputs, the chunk matrices, o, then `rest`.
-  auto forwardArgs = [&](std::initializer_list<TensorArg> rest) {
-    std::vector<TensorArg> args{segCu, q, k, v, gcum};
-    args.insert(args.end(), matrices.begin(), matrices.end());
-    args.push_back(o);
-    args.insert(args.end(), rest);
-    return args;
-  };
   const std::vector<int64_t> states{S * sh.HV * sh.K, sh.V};
   TensorArg ends = scratch(l.ends, DType::f32, states), starts = scratch(l.starts, DType::f32, states);
   TensorArg finals = scratch(l.finals, DType::f32, states);
@@ -220,18 +207,17 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   }
   cumsum.push_back(totals);
   launch(names[4], images_.splitManifests[4], split_[4], cumsum, stream, {0, segs, chunks}); // x: its build's
-  std::vector<TensorArg> inverse{segCu, q, k, gcum, beta};
-  inverse.insert(inverse.end(), matrices.begin(), matrices.end());
-  launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], inverse, stream,
+  launch("gdn_chunk_inverse", images_.manifests[2], loaded_[2], {segCu, q, k, gcum, beta, a, aqk}, stream,
          {hv / u32(inverseHeads_), segs, inverseGridZ(chunks)});
   launch(names[5], images_.splitManifests[5], split_[5], {first, segCu, totals, threshold, endRuns, transitionRuns},
          stream, {hv, u32(N), u32(m)});
   // The end and transition runs (gdn_chunk_forward split_run = 1, 2, made by qla-context-split, with the
   // main forward's BV: pack_gdn.sh) read their initial-state tensor only for the states' places: `starts`
   // has its shape and is not written before the correction.
-  launch(names[1], images_.splitManifests[1], split_[1], forwardArgs({starts, ends, endRuns}), stream,
-         {u32(sh.HV * (sh.V / sh.BV)), segs, 1});
-  launch(names[2], images_.splitManifests[2], split_[2], forwardArgs({starts, transitions, transitionRuns}), stream,
+  launch(names[1], images_.splitManifests[1], split_[1], {segCu, q, k, v, gcum, a, aqk, o, starts, ends, endRuns},
+         stream, {u32(sh.HV * (sh.V / sh.BV)), segs, 1});
+  launch(names[2], images_.splitManifests[2], split_[2],
+         {segCu, q, k, v, gcum, a, aqk, o, starts, transitions, transitionRuns}, stream,
          {u32(sh.HV * (sh.K / sh.BV)), segs, 1});
   launch(names[3], images_.splitManifests[3], split_[3],
          {first, packed(t.initialState, DType::f32, {N * sh.HV * sh.K, sh.V}), ends, transitions, starts,
@@ -242,7 +228,7 @@ void ChunkForward::runSplit(const ChunkForwardTensors &t, const ChunkForwardLayo
   const std::vector<TensorArg> mainRun =
       fusesInverse(bv == sh.BV ? images_.manifests[3] : images_.wideManifest)
           ? std::vector<TensorArg>{segCu, q, k, v, gcum, beta, o, starts, finals} // makes a and aqk itself
-          : forwardArgs({starts, finals});
+          : std::vector<TensorArg>{segCu, q, k, v, gcum, a, aqk, o, starts, finals};
   if (bv == sh.BV)
     launch("gdn_chunk_forward", images_.manifests[3], loaded_[3], mainRun, stream, {u32(sh.HV * (sh.V / bv)), segs, 1});
   else

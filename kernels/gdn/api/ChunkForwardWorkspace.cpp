@@ -86,8 +86,6 @@ ChunkForwardLayout workspaceLayout(const ChunkForwardShape &sh, int64_t tokens, 
   at += alignUp(tokens * sh.HV * kChunk * 2);
   l.aqk = at;
   at += alignUp(tokens * sh.HV * kChunk * 2);
-  l.w = at;
-  at += sh.wForm ? alignUp(tokens * sh.HV * sh.K * 2) : 0;
   l.total = std::max<int64_t>(at, 256);
   return l;
 }

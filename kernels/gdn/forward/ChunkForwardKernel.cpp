@@ -7,8 +7,6 @@
 //                                      Vc, bf16, enters the tensor cores exactly from shared memory)
 //   Oᵀ  = scale·[(Hᵀ·Qcᵀ) ∘ exp(G)ᵀ + Vnᵀ·aqkᵀ]   (aqk = (Qc Kcᵀ) ∘ Γ, lower-inclusive)
 //   Hᵀ ← exp(G_last)·Hᵀ + (Vnᵀ ∘ exp(G_last − G)ᵀ)·Kc
-// With w_form, Vnᵀ = Vcᵀ·aᵀ + Hᵀ·(−W)ᵀ (−W = −diag(exp(G))·A₀·diag(β)·Kc from gdn_chunk_inverse): the same
-// Vnᵀ, with Xᵀ folded into a product gdn_chunk_inverse made off the chain.
 // Columns past the sequence end hold zeros (stages = 1: bounded copies) or the next sequence's tokens
 // (stages >= 2: whole chunks through TMA rings); Vnᵀ ∘ exp(G_last − G)ᵀ is masked to zero there (the
 // gate row loads 0 past the end, and with positive log-gates exp(G_last − 0) could overflow: inf · 0
@@ -46,9 +44,6 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     aIn = k->tensor("a", {-1, c.HV * C}, DType::bf16);
     aqkIn = k->tensor("aqk", {-1, c.HV * C}, DType::bf16);
   }
-  std::optional<dsl::Tensor> wIn; // w_form: −W from gdn_chunk_inverse
-  if (c.wForm)
-    wIn = k->tensor("w", {-1, c.HV * K}, DType::bf16);
   auto o = k->tensor("o", {-1, c.HV * V}, DType::bf16);
   std::unique_ptr<dsl::Tensor> h0, ht;
   // States are [K][V] per head, or [V][K] with state_v_first (then read and written transposed).
@@ -133,9 +128,6 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       p = k->copy(*aqkIn, {t0, hv * C}, {C, C}, bounded({eos, c.HV * C}));
     }
     Tile vc = k->copy(v, {t0, vcol}, {C, BV}, bounded({eos, c.HV * V}));
-    std::optional<Tile> wc;
-    if (c.wForm)
-      wc = k->copy(*wIn, {t0, hv * K}, {C, K}, bounded({eos, c.HV * K}));
     Tile cols = k->iota({BV, C}, 1); // (untagged: qla-assign-roles gives it to its reader, the state)
     Scalar valid = k->scalar(eos - t0); // tokens of this chunk inside the sequence
     // The gate factors once a chunk, per column (64 exponentials, not one per element of each tile that
@@ -169,22 +161,15 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       // The gemms are asynchronous (qla-overlap-gemms): the ones written one after another without
       // reading each other's results run together, and the elementwise work written after them that
       // reads none of their results overlaps them.
-      if (c.wForm) { // Vnᵀ = Vcᵀ·aᵀ + Hᵀ·(−W)ᵀ: Vcᵀ·aᵀ first (its operands wait on no conversion)
-        uT = k->gemm(vc, ag, zeros(BV, C), {.a = true, .b = true});
-        vnT = product(hHi, hLo, *wc, uT, {.b = true});
-      } else {
-        xT = product(hHi, hLo, kc, zeros(BV, C), {.b = true});
-      }
+      xT = product(hHi, hLo, kc, zeros(BV, C), {.b = true});
     });
     Tile qhT;
     in("output", [&] { qhT = product(hHi, hLo, qc, zeros(BV, C), {.b = true}); });
     in("state", [&] {
-      if (!c.wForm) {
-        uT = k->gemm(vc, ag, zeros(BV, C), {.a = true, .b = true});
-        Tile xe = k->map({xT, columns(eRow)}, DType::f32, [](const Scalars &e) { return -(e[1] * e[0]); });
-        Tile xeHi = toBf16(xe);
-        vnT = product(xeHi, c.precise >= 1 ? std::optional<Tile>(loPart(xe, xeHi)) : std::nullopt, ag, uT, {.b = true});
-      }
+      uT = k->gemm(vc, ag, zeros(BV, C), {.a = true, .b = true});
+      Tile xe = k->map({xT, columns(eRow)}, DType::f32, [](const Scalars &e) { return -(e[1] * e[0]); });
+      Tile xeHi = toBf16(xe);
+      vnT = product(xeHi, c.precise >= 1 ? std::optional<Tile>(loPart(xe, xeHi)) : std::nullopt, ag, uT, {.b = true});
       Tile decayed = k->map({Ht}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
       Tile vdT = k->map({vnT, columns(dRow), cols}, DType::f32, [&](const Scalars &e) {
         return select(e[2] < valid, e[0] * e[1], 0.0);

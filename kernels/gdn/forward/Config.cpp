@@ -48,10 +48,6 @@ void GdnForwardConfig::validate() const {
                              "block's {} warpgroups is at most {} ({} a thread)",
                              r.loads, r.aux, r.state, BV / 64, warpgroups, cap * warpgroups, cap));
   }
-  if (wForm && (K > 128 || roles || fuseInverse))
-    throw fail(fmt::format("w_form = 1 needs K <= 128, roles = 0 and fuse_inverse = 0, got K = {}, roles = {}, "
-                           "fuse_inverse = {}",
-                           K, roles ? 1 : 0, fuseInverse ? 1 : 0));
   if (splitRun < 0 || splitRun > 3)
     throw fail(fmt::format("split_run = {} is not supported (0: none, 1: the context split's segment ends, 2: its "
                            "transitions, 3: the chunks' log-decays)",
@@ -105,7 +101,7 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"inverse_f16", flag(c.inverseF16)},
                           {"split_tokens", field(c.splitTokens)},
                           {"inverse_stages", field(c.inverseStages)}, {"stages", field(c.stages)},
-                          {"roles", flag(c.roles)}, {"w_form", flag(c.wForm)},
+                          {"roles", flag(c.roles)},
                           {"fuse_inverse", flag(c.fuseInverse)}, {"loads_regs", field(c.loadsRegs)},
                           {"aux_regs", field(c.auxRegs)}, {"state_regs", field(c.stateRegs)}, {"state_only", flag(c.stateOnly)},
                           {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)},

@@ -32,7 +32,7 @@ HostTensor zeros(std::vector<int64_t> shape) {
 } // namespace
 
 GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, int64_t segmentTokens,
-                                    double logGateThreshold, int64_t precise, int64_t inverseF16, int64_t wForm) {
+                                    double logGateThreshold, int64_t precise, int64_t inverseF16) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
   if (p.K != p.V || p.stateVFirst)
     throw Error(fmt::format("gdn context split: K = V with states [K][V] is supported (the transitions run from a "
@@ -62,8 +62,6 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
     c.precise = precise;
   if (inverseF16 >= 0)
     c.inverseF16 = inverseF16 != 0;
-  if (wForm >= 0)
-    c.wForm = wForm != 0;
   c.initialState = c.finalState = true;
   HostTensor segCu{{S + 1}, std::vector<double>(plan.segmentCuSeqlens.begin(), plan.segmentCuSeqlens.end())};
   HostTensor first{{N + 1}, std::vector<double>(plan.firstSegment.begin(), plan.firstSegment.end())};
@@ -83,22 +81,8 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
     HostTensor g = hostOf(in.g, {T, HV});
     buildGdnCumsum(withTotals)->interpret({&segCu, &g, &gcum, &totals}, {0, S, slots});
   }
-  HostTensor w = zeros({c.wForm ? T : 0, HV * K}); // −W (w_form)
-  // The inverse's outputs and the forward's chunk matrices (a, aqk and with w_form −W).
-  std::vector<HostTensor *> matrices{&a, &aqk};
-  if (c.wForm)
-    matrices.push_back(&w);
-  std::vector<HostTensor *> inverseArgs{&segCu, &q, &k, &gcum, &beta};
-  inverseArgs.insert(inverseArgs.end(), matrices.begin(), matrices.end());
-  buildGdnChunkInverse(c)->interpret(inverseArgs, {HV / c.resolvedInverseHeads(), S, slots});
-  // gdn_chunk_forward's tensors: the inputs, the chunk matrices, o, then `states`.
-  auto forwardArgs = [&](std::vector<HostTensor *> states) {
-    std::vector<HostTensor *> args{&segCu, &q, &k, &v, &gcum};
-    args.insert(args.end(), matrices.begin(), matrices.end());
-    args.push_back(&o);
-    args.insert(args.end(), states.begin(), states.end());
-    return args;
-  };
+  buildGdnChunkInverse(c)->interpret({&segCu, &q, &k, &gcum, &beta, &a, &aqk},
+                                     {HV / c.resolvedInverseHeads(), S, slots});
   // How many of each segment's last chunks its end run and its transition run take (a warm-up window,
   // the whole segment, none).
   HostTensor endRuns = zeros({S * HV}), transitionRuns = zeros({S * HV});
@@ -116,8 +100,9 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
   };
   HostTensor endRows = poisoned({S * HV * K, V}), transitionRows = poisoned({S * HV * K, K}), unread = zeros({S * HV * K, V});
   const std::array<int64_t, 3> stateGrid{HV * (V / c.BV), S, 1};
-  buildGdnChunkForward(ends)->interpret(forwardArgs({&unread, &endRows, &endRuns}), stateGrid);
-  buildGdnChunkForward(transition)->interpret(forwardArgs({&unread, &transitionRows, &transitionRuns}), stateGrid);
+  buildGdnChunkForward(ends)->interpret({&segCu, &q, &k, &v, &gcum, &a, &aqk, &o, &unread, &endRows, &endRuns}, stateGrid);
+  buildGdnChunkForward(transition)
+      ->interpret({&segCu, &q, &k, &v, &gcum, &a, &aqk, &o, &unread, &transitionRows, &transitionRuns}, stateGrid);
   // The correction: each sequence's first segment from its initial state, then S_{s+1} = A_s·S_s + E_s.
   HostTensor initial{{N * HV * K, V}, p.useInitialState ? in.initialState.data : std::vector<double>(N * HV * square, 0.0)};
   HostTensor starts = zeros({S * HV * K, V});
@@ -125,7 +110,7 @@ GdnOutputs interpretGdnForwardSplit(const GdnProblem &p, const GdnInputs &in, in
                                      {0, N, 1});
   // Every segment from its start; a sequence's final state is its last segment's.
   HostTensor finals = zeros({S * HV * K, V});
-  buildGdnChunkForward(c)->interpret(forwardArgs({&starts, &finals}), stateGrid);
+  buildGdnChunkForward(c)->interpret({&segCu, &q, &k, &v, &gcum, &a, &aqk, &o, &starts, &finals}, stateGrid);
   GdnOutputs out;
   out.o = Tensor(in.v.shape, std::move(o.data));
   if (p.outputFinalState) {

@@ -18,11 +18,11 @@ namespace qla::gdn {
 /// whole (planContextSplit). `logGateThreshold`: −inf takes every head's transition (the exact split
 /// with no floor); a finite value the windowed one (−10: truncated; −88: the GPU's exact mode, whose
 /// dropped terms are below f32 rounding, docs/context-split.md §6), where a segment whose last chunks' summed log-gate reaches it starts from its end over
-/// those chunks alone (gdn_split_windows). `precise`, `inverseF16` and `wForm` >= 0 override the kernels' defaults
+/// those chunks alone (gdn_split_windows). `precise` and `inverseF16` >= 0 override the kernels' defaults
 /// (GdnForwardConfig). Throws qla::Error naming what is not supported.
 GdnOutputs interpretGdnForwardSplit(const GdnProblem &problem, const GdnInputs &inputs, int64_t segmentTokens,
                                     double logGateThreshold = -std::numeric_limits<double>::infinity(),
-                                    int64_t precise = -1, int64_t inverseF16 = -1, int64_t wForm = -1);
+                                    int64_t precise = -1, int64_t inverseF16 = -1);
 
 } // namespace qla::gdn
 

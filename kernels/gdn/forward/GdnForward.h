@@ -11,8 +11,7 @@
 // [B, T] is the packed batch with cu_seqlens = 0, T, 2T, ...). Layouts (row-major, contiguous):
 //   q, k [T, H*K] bf16    v [T, HV*V] bf16    g, beta [T, HV] f32    cu_seqlens [N+1] i64
 //   (in-kernel gate: a, b [T, HV] f32, A_log, dt_bias [HV] f32)
-//   scratch: gcum [T, HV] f32, beta (computed) [T, HV] f32, a and aqk [T, HV*64] bf16,
-//            with w_form −W [T, HV*K] bf16
+//   scratch: gcum [T, HV] f32, beta (computed) [T, HV] f32, a and aqk [T, HV*64] bf16
 //   o [T, HV*V] bf16      initial / final state [N*HV*K, V] f32 (state [K][V] per head), or
 //                         [N*HV*V, K] with state_v_first ([V][K] per head)
 #ifndef QLA_KERNELS_GDN_FORWARD_GDNFORWARD_H
@@ -79,12 +78,6 @@ struct GdnForwardConfig {
   // past the sequence end into the next one (those rows are masked out: an inf or NaN there would
   // still reach this sequence's chunk).
   int64_t stages = 1;
-  // The W form: gdn_chunk_inverse also writes −W = −diag(exp(G))·A₀·diag(β)·Kc (C×K, bf16; its A operand
-  // as bf16 hi + lo parts), and gdn_chunk_forward makes Vnᵀ = Vcᵀ·aᵀ + Hᵀ·(−W)ᵀ in one gemm phase from
-  // Hᵀ, instead of Xᵀ = Hᵀ·Kcᵀ and then (Xᵀ ∘ exp(G)ᵀ)·aᵀ: the chain a chunk is two gemm phases
-  // (Vnᵀ, the state update) instead of three, and two 64×64×64 products fewer. Costs W's 16 KB a
-  // chunk and head, written and read. Needs K <= 128, no roles, no fuse_inverse.
-  bool wForm = false;
   // gdn_chunk_forward warp-specialized (issue 4): a producer warpgroup issues the TMA loads, a "state"
   // warpgroup runs the recurrence (Xᵀ, Vnᵀ, Hᵀ) and hands Hᵀ and Vnᵀ (bf16) to an "output" warpgroup
   // (Oᵀ and its store), off the chain. Needs stages >= 2, BV = 64 and no in-kernel L2 norm.
@@ -156,14 +149,12 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c);
 
 /// One chunk's matrices for gdn_chunk_forward (bf16, C×C, rows at or past `valid` zero), from the chunk's
 /// q and k tiles and its gate and β columns (C×1, f32): aqk = (Qc Kcᵀ) ∘ Γ, handed to `useAqk` before
-/// a = Γ ∘ A₀ ∘ β_col is made (and handed to `useA`); with `useW`, −W (C×K, w_form) after it.
-/// gdn_chunk_inverse stores them; the forward with
+/// a = Γ ∘ A₀ ∘ β_col is made (and handed to `useA`). gdn_chunk_inverse stores them; the forward with
 /// fuse_inverse makes them in its aux role. `c` gives the inverse's merge precision (inverse_f16).
 void chunkMatrices(dsl::Kernel &k, const GdnForwardConfig &c, const dsl::Tile &qc, const dsl::Tile &kc,
                    const dsl::Tile &g, const dsl::Tile &beta, const dsl::Scalar &valid,
                    const std::function<void(const dsl::Tile &)> &useAqk,
-                   const std::function<void(const dsl::Tile &)> &useA,
-                   const std::function<void(const dsl::Tile &)> &useW = {});
+                   const std::function<void(const dsl::Tile &)> &useA);
 /// The exact context split's correction scan over each sequence's segments (docs/context-split.md).
 std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c);
 /// Per (value head, segment) of a split batch: where its end run and its transition run start (the

@@ -46,8 +46,6 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
     c.precise = options.precise;
   if (options.inverseF16 >= 0)
     c.inverseF16 = options.inverseF16 != 0;
-  if (options.wForm >= 0)
-    c.wForm = options.wForm != 0;
   c.inverseChunks = options.inverseChunks;
   c.inverseStages = options.inverseStages;
   if (options.inverseHeads != 0)
@@ -78,17 +76,10 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
     HostTensor g = packed(in.g, {T, p.HV});
     kernels.cumsum->interpret({&cu, &g, &gcum}, {0, grid[1], grid[2]});
   }
-  HostTensor w = zeros({c.wForm ? T : 0, p.HV * p.K}); // −W (w_form)
-  std::vector<HostTensor *> inverseArgs{&cu, &q, &k, &gcum, &beta, &aGated, &aqk};
-  if (c.wForm)
-    inverseArgs.push_back(&w);
-  kernels.inverse->interpret(inverseArgs, {grid[0] / c.resolvedInverseHeads(), grid[1],
-                                           (grid[2] + c.inverseChunks - 1) / c.inverseChunks});
+  kernels.inverse->interpret({&cu, &q, &k, &gcum, &beta, &aGated, &aqk},
+                             {grid[0] / c.resolvedInverseHeads(), grid[1], (grid[2] + c.inverseChunks - 1) / c.inverseChunks});
 
-  std::vector<HostTensor *> args{&cu, &q, &k, &v, &gcum, &aGated, &aqk};
-  if (c.wForm)
-    args.push_back(&w);
-  args.push_back(&o);
+  std::vector<HostTensor *> args{&cu, &q, &k, &v, &gcum, &aGated, &aqk, &o};
   HostTensor h0, ht;
   if (c.initialState) {
     h0 = packed(in.initialState, p.stateVFirst ? std::vector<int64_t>{N * p.HV * p.V, p.K}

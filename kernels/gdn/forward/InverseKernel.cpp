@@ -2,14 +2,12 @@
 //   A₀  = (I + StrictLower(diag(β) Kc Kcᵀ))⁻¹                       (gate-free inverse)
 //   a   = Γ ∘ A₀ ∘ β_col     (the gated inverse with β: Γ ∘ A₀ is the inverse with the gate, GDN.md §2)
 //   aqk = (Qc Kcᵀ) ∘ Γ      (lower-inclusive; Γ_ij = exp(G_i − G_j), rows inside the sequence)
-//   −W  = −diag(exp(G))·A₀·diag(β)·Kc   (w_form: the state's weight in Vn, C×K)
 // Both are written as bf16, the precision gdn_chunk_forward's tensor cores take them in; computing them
 // here, where chunks run in parallel, keeps Γ and Qc Kcᵀ off the forward kernel's sequential chain.
 #include "gdn/forward/GdnForward.h"
 #include "gdn/forward/Normalize.h"
 
 #include <functional>
-#include <optional>
 #include <vector>
 
 namespace qla::gdn {
@@ -86,7 +84,7 @@ void headLoop(dsl::Kernel &k, int64_t heads, const std::function<void(Index)> &b
 
 void chunkMatrices(dsl::Kernel &k, const GdnForwardConfig &c, const Tile &qc, const Tile &kc, const Tile &g,
                    const Tile &beta, const Scalar &valid, const std::function<void(const Tile &)> &useAqk,
-                   const std::function<void(const Tile &)> &useA, const std::function<void(const Tile &)> &useW) {
+                   const std::function<void(const Tile &)> &useA) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
   Tile kk = k.gemm(kc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
   Tile qk = k.gemm(qc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
@@ -102,22 +100,8 @@ void chunkMatrices(dsl::Kernel &k, const GdnForwardConfig &c, const Tile &qc, co
   Tile n = k.map({kk, k.broadcast(beta, {C, C}, {0, 1}), rows, cols}, DType::f32,
                  [&](const Scalars &x) { return select(x[2] > x[3] && x[2] < valid, x[0] * x[1], 0.0); });
   Tile a0 = invertOnTensorCores(k, n, rows, cols, c.inverseF16);
-  // W's left factor, negated: −diag(exp(G))·A₀·diag(β) on the rows inside the sequence (made before a,
-  // so that A₀ dies at a's map).
-  std::optional<Tile> aw;
-  if (useW)
-    aw = k.map({a0, k.broadcast(g, {C, C}, {0, 1}), k.broadcast(beta, {C, C}, {1, 0}), rows, cols}, DType::f32,
-               [&](const Scalars &e) { return select(e[3] >= e[4] && e[3] < valid, -(exp(e[1]) * e[0] * e[2]), 0.0); });
   useA(k.map({a0, gamma(), k.broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
              [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }));
-  if (!useW)
-    return;
-  // −W = aw·Kc with aw as bf16 hi + lo parts (W is rounded to bf16 once, like a).
-  auto narrow = [&](const Tile &t) { return k.map({t}, DType::bf16, [](const Scalars &e) { return e[0].to(DType::bf16); }); };
-  Tile hi = narrow(*aw);
-  Tile lo = k.map({*aw, hi}, DType::bf16, [](const Scalars &e) { return (e[0] - e[1].to(DType::f32)).to(DType::bf16); });
-  Tile w = k.gemm(hi, kc, k.fill({C, c.K}, DType::f32, 0.0), {});
-  useW(narrow(k.gemm(lo, kc, w, {})));
 }
 
 std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
@@ -131,9 +115,6 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
   auto betaIn = k->tensor("beta", {-1, c.HV}, DType::f32);
   auto aOut = k->tensor("a", {-1, c.HV * C}, DType::bf16);
   auto aqkOut = k->tensor("aqk", {-1, c.HV * C}, DType::bf16);
-  std::optional<dsl::Tensor> wOut;
-  if (c.wForm)
-    wOut = k->tensor("w", {-1, c.HV * c.K}, DType::bf16);
   k->threads(128);
   if (c.resolvedInverseBlocksPerSM() > 0)
     k->minBlocksPerSM(c.resolvedInverseBlocksPerSM());
@@ -161,10 +142,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     chunkMatrices(
         *k, c, qc, kc, g, beta, k->scalar(eos - t0),
         [&](const Tile &aqk) { k->store(aqk, aqkOut, {t0, hv * C}, {eos, c.HV * C}); },
-        [&](const Tile &a) { k->store(a, aOut, {t0, hv * C}, {eos, c.HV * C}); },
-        c.wForm ? std::function<void(const Tile &)>(
-                      [&](const Tile &w) { k->store(w, *wOut, {t0, hv * c.K}, {eos, c.HV * c.K}); })
-                : std::function<void(const Tile &)>());
+        [&](const Tile &a) { k->store(a, aOut, {t0, hv * C}, {eos, c.HV * C}); });
     });
     return Tiles{};
   });
