@@ -304,6 +304,23 @@ void Kernel::storeTile(const Tile &t, const Tensor &dst, std::vector<Index> offs
   impl_->builder.create<StoreOp>(impl_->loc(loc), val(t.value), val(dst.value), offs, bnds, transpose);
 }
 
+void Kernel::prefetch(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> boxShape,
+                      std::vector<Index> bounds, Loc loc) {
+  if (offsets.size() != src.shape.size() || boxShape.size() != src.shape.size() ||
+      (!bounds.empty() && bounds.size() != src.shape.size()))
+    throw Error(fmt::format("{}: kernel '{}': prefetch of '{}' needs {} offsets, a box of rank {} and no bounds or {}, "
+                            "got {} offsets, a box of rank {} and {} bounds",
+                            where(loc), name_, src.name, src.shape.size(), src.shape.size(), src.shape.size(),
+                            offsets.size(), boxShape.size(), bounds.size()));
+  SmallVector<Value> offs, bnds;
+  for (const Index &i : offsets)
+    offs.push_back(val(materialize(i)));
+  for (const Index &i : bounds)
+    bnds.push_back(val(materialize(i)));
+  impl_->builder.create<PrefetchOp>(impl_->loc(loc), val(src.value), offs, bnds,
+                                    impl_->builder.getDenseI64ArrayAttr(boxShape));
+}
+
 void Kernel::storeTransposed(const Tile &t, const Tensor &dst, std::vector<Index> offsets, std::vector<Index> bounds,
                              Loc loc) {
   if (t.shape.size() != 2 || dst.shape.size() != 2)

@@ -175,6 +175,7 @@ private:
         .Case([&](GemmOp o) -> LogicalResult { return gemm(o); })
         .Case([&](MapOp o) -> LogicalResult { return map(o); })
         .Case([&](StoreOp o) -> LogicalResult { return store(o); })
+        .Case([&](PrefetchOp) -> LogicalResult { return success(); }) // a cache hint: no values change
         .Case([&](ForOp o) -> LogicalResult {
           return loop(o, idx(o.getLowerBound()), idx(o.getUpperBound()), idx(o.getStep()), o.getInitArgs(),
                       o.getBody().front());

@@ -135,6 +135,12 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     // again for each head (held across the heads, their 64 registers would spill).
     Tile qc = keyTile(*k, q, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK, c.inverseStages > 1);
     Tile kc = keyTile(*k, keys, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK, c.inverseStages > 1);
+    // The gate and β columns of the block's heads into L2 before the first head's work: each head's
+    // column loads (one element a line) would otherwise wait on DRAM after the previous head's work.
+    if (c.prefetchGates && heads > 1) {
+      k->prefetch(gcum, {t0, hvFirst}, {C, heads}, {eos, c.HV});
+      k->prefetch(betaIn, {t0, hvFirst}, {C, heads}, {eos, c.HV});
+    }
     headLoop(*k, heads, [&](Index j) {
     Index hv = hvFirst + j;
     Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});

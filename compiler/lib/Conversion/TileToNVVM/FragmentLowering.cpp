@@ -458,6 +458,43 @@ void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, St
   }, /*maxUnrolled=*/4);
 }
 
+/// qla.prefetch: element e of the box (row-major) goes to thread e mod the block's threads, which
+/// prefetches the line holding it into L2 when it is inside the tensor and the bounds.
+struct PrefetchLowering : OpConversionPattern<PrefetchOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(PrefetchOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    if (failed(requireStaticStrides(op, op.getSource().getType())))
+      return failure();
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> box = op.getShape();
+    int64_t elements = 1, threads = blockThreads(op);
+    for (int64_t e : box)
+      elements *= e;
+    Value tid = threadIdx(rw, loc);
+    for (int64_t first = 0; first < elements; first += threads) {
+      Value e = rw.create<arith::AddIOp>(loc, tid, i32Const(rw, loc, first));
+      // Box coordinates of element e, innermost dimension fastest.
+      SmallVector<Value> coords(box.size());
+      Value rest = e;
+      for (int64_t d = static_cast<int64_t>(box.size()) - 1; d >= 0; --d) {
+        coords[d] = rw.create<arith::RemUIOp>(loc, rest, i32Const(rw, loc, box[d]));
+        rest = rw.create<arith::DivUIOp>(loc, rest, i32Const(rw, loc, box[d]));
+      }
+      auto [ptr, inside] = globalElement(rw, loc, a.getSource(), op.getSource().getType(), a.getOffsets(),
+                                         a.getBounds(), coords);
+      Value mine = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e, i32Const(rw, loc, elements));
+      guarded(rw, loc, rw.create<arith::AndIOp>(loc, inside, mine), Type(), [&](OpBuilder &b, Location l) -> Value {
+        b.create<LLVM::InlineAsmOp>(l, TypeRange{}, ValueRange{ptr}, "prefetch.global.L2 [$0];", "l",
+                                    /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                    LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+        return {};
+      });
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 /// A fragment into a global tensor, element by element, skipping what is outside the bounds (through
 /// scratch when qla-plan-smem gave the op some).
 struct StoreLowering : OpConversionPattern<StoreOp> {
@@ -542,7 +579,7 @@ struct ScalarLoadLowering : OpConversionPattern<LoadOp> {
 } // namespace
 
 void populateFragmentPatterns(const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<BlockIdLowering, FillLowering, IotaLowering, MapLowering, CopyToFragmentLowering, StoreLowering,
+  patterns.add<BlockIdLowering, FillLowering, IotaLowering, MapLowering, CopyToFragmentLowering, StoreLowering, PrefetchLowering,
                ScalarLoadLowering>(converter, patterns.getContext());
 }
 

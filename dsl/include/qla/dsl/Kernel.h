@@ -180,6 +180,10 @@ public:
   /// As copy, into registers.
   Tile load(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
             std::vector<Index> bounds = {}, Loc loc = Loc::current());
+  /// Brings the lines of a box of `src` into L2 (each element's line, inside `bounds`), for a load
+  /// of a later iteration that no copy brings: a strided column, one element a line. No result.
+  void prefetch(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> boxShape,
+                std::vector<Index> bounds = {}, Loc loc = Loc::current());
   /// As load, transposed (2-D): element (i, j) of the tile is element (offsets[0] + j, offsets[1] + i)
   /// of `src`, so the box read is tileShape swapped.
   Tile loadTransposed(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,

@@ -115,6 +115,18 @@ LogicalResult StoreOp::verify() {
   return success();
 }
 
+LogicalResult PrefetchOp::verify() {
+  auto t = getSource().getType();
+  if (getOffsets().size() != static_cast<size_t>(t.getRank()) || getShape().size() != getOffsets().size())
+    return emitOpError() << "needs one offset and one box extent per tensor dimension: " << t.getRank() << ", got "
+                         << getOffsets().size() << " offsets and a box of rank " << getShape().size();
+  if (!getBounds().empty() && getBounds().size() != getOffsets().size())
+    return emitOpError() << "needs no bounds or one per tensor dimension, got " << getBounds().size();
+  if (llvm::any_of(getShape(), [](int64_t e) { return e <= 0; }))
+    return emitOpError() << "needs a box of positive extents";
+  return success();
+}
+
 void ForOp::build(OpBuilder &b, OperationState &state, Value lb, Value ub, Value step, ValueRange inits,
                   int64_t stages) {
   state.addOperands({lb, ub, step});

@@ -100,6 +100,23 @@ def Qla_StoreOp : Qla_Op<"store", [MemoryEffects<[MemWrite]>, AttrSizedOperandSe
   let hasVerifier = 1;
 }
 
+def Qla_PrefetchOp : Qla_Op<"prefetch", [AttrSizedOperandSegments]> {
+  let summary = "bring a box of a global tensor into L2 ahead of its loads (no result)";
+  let description = [{
+    The lines holding each element of the box `shape` at `%offsets` (inside the tensor and the optional
+    bounds) are prefetched into L2, each by one thread of the block. For reads a later iteration makes
+    that a copy cannot bring (a strided column, one element a line), whose DRAM latency would otherwise
+    stall the iteration that needs them. It has no effect on values: kept by every pass, a no-op on the
+    interpreter.
+  }];
+  let arguments = (ins Qla_TensorType:$source, Variadic<Index>:$offsets, Variadic<Index>:$bounds,
+                       DenseI64ArrayAttr:$shape);
+  let assemblyFormat = [{
+    $source `[` $offsets `]` (`bounds` `[` $bounds^ `]`)? attr-dict `:` qualified(type($source))
+  }];
+  let hasVerifier = 1;
+}
+
 def Qla_ForOp : Qla_Op<"for", [SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects,
     DeclareOpInterfaceMethods<LoopLikeOpInterface, ["getLoopInductionVars", "getLoopResults",
                                                     "getRegionIterArgs", "getInitsMutable",
