@@ -489,6 +489,34 @@ func.func @map_region(%x: !qla.tile<64x64xf32, frag>, %p: i1) {
 // -----
 
 //===----------------------------------------------------------------------===//
+// prefetch
+//===----------------------------------------------------------------------===//
+
+func.func @prefetch_box_rank(%C: !qla.tensor<256x256xbf16>, %i: index) {
+  // expected-error @+1 {{'qla.prefetch' op needs one offset and one box extent per tensor dimension: 2, got 2 offsets and a box of rank 1}}
+  qla.prefetch %C[%i, %i] {shape = array<i64: 64>} : !qla.tensor<256x256xbf16>
+  return
+}
+
+// -----
+
+func.func @prefetch_empty_box(%C: !qla.tensor<256x256xbf16>, %i: index) {
+  // expected-error @+1 {{'qla.prefetch' op needs a box of positive extents}}
+  qla.prefetch %C[%i, %i] {shape = array<i64: 64, 0>} : !qla.tensor<256x256xbf16>
+  return
+}
+
+// -----
+
+func.func @prefetch_bounds(%C: !qla.tensor<256x256xbf16>, %i: index) {
+  // expected-error @+1 {{'qla.prefetch' op needs no bounds or one per tensor dimension, got 1}}
+  qla.prefetch %C[%i, %i] bounds[%i] {shape = array<i64: 64, 1>} : !qla.tensor<256x256xbf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // store
 //===----------------------------------------------------------------------===//
 

@@ -119,6 +119,11 @@ func.func @tile_ops(%A: !qla.tensor<256x128xbf16> {qla.name = "A"}, %B: !qla.ten
   qla.store %o, %C[%bx, %c0] {transpose} : !qla.tile<128x128xbf16, frag>, !qla.tensor<256x128xbf16>
   // CHECK: qla.copy %{{.*}}[%[[BX]], %{{.*}}] {transpose} : !qla.tensor<256x128xbf16> -> !qla.tile<128x128xbf16, frag>
   %ot = qla.copy %C[%bx, %c0] {transpose} : !qla.tensor<256x128xbf16> -> !qla.tile<128x128xbf16, frag>
+  // A box's lines into L2, with and without bounds.
+  // CHECK: qla.prefetch %{{.*}}[%[[BX]], %{{.*}}] {shape = array<i64: 64, 1>} : !qla.tensor<256x128xbf16>
+  qla.prefetch %C[%bx, %c0] {shape = array<i64: 64, 1>} : !qla.tensor<256x128xbf16>
+  // CHECK: qla.prefetch %{{.*}}[%[[BX]], %{{.*}}] bounds[%{{.*}}, %{{.*}}] {shape = array<i64: 64, 4>} : !qla.tensor<256x128xbf16>
+  qla.prefetch %C[%bx, %c0] bounds[%bx, %c0] {shape = array<i64: 64, 4>} : !qla.tensor<256x128xbf16>
   return
 }
 
