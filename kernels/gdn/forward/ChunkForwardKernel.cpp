@@ -113,7 +113,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       gRowOut = gRow;
     // The next chunk's gate column into L2 now: its row loads (one element a 128-byte line) would stall
     // that chunk's first broadcast on a DRAM round trip (the inverse ran in between and evicted gcum).
-    if (c.prefetchGates && !c.roles && !c.fuseInverse)
+    // Not at K = 256, where the forward spills already and the prefetch's address adds to it.
+    if (c.prefetchGates && !c.roles && !c.fuseInverse && K <= 128)
       k->prefetch(gcum, {t0 + C, hv}, {C, 1}, {eos, c.HV});
     // The chunk's summed log-gate: how fast the state's past fades (declared for the context split).
     Scalar gLast = k->scanDecay(k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv}));
