@@ -78,10 +78,12 @@ struct GdnForwardConfig {
   // past the sequence end into the next one (those rows are masked out: an inf or NaN there would
   // still reach this sequence's chunk).
   int64_t stages = 1;
-  // L2 prefetches of the gate columns (qla.prefetch): gdn_chunk_forward the next chunk's gcum column,
-  // gdn_chunk_inverse its block's heads' gcum and β columns before the first head's work. Strided
-  // columns, one element a line: their loads would wait on DRAM where they are used.
-  bool prefetchGates = true;
+  // L2 prefetches of the gate columns (qla.prefetch): gdn_chunk_forward the next chunk's gcum column
+  // (K <= 128), gdn_chunk_inverse its block's heads' gcum and β columns before the first head's work.
+  // Strided columns, one element a 128-byte line: their loads wait on DRAM where they are used (run 90:
+  // the inverse streams 0.5 GB between gdn_cumsum and the forward, so gcum is no longer in L2). Off by
+  // default until measured on the GPU (scripts/device/session14_run4.sh is the A/B).
+  bool prefetchGates = false;
   // gdn_chunk_forward warp-specialized (issue 4): a producer warpgroup issues the TMA loads, a "state"
   // warpgroup runs the recurrence (Xᵀ, Vnᵀ, Hᵀ) and hands Hᵀ and Vnᵀ (bf16) to an "output" warpgroup
   // (Oᵀ and its store), off the chain. Needs stages >= 2, BV = 64 and no in-kernel L2 norm.
