@@ -307,9 +307,10 @@ void Kernel::storeTile(const Tile &t, const Tensor &dst, std::vector<Index> offs
 void Kernel::prefetch(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> boxShape,
                       std::vector<Index> bounds, Loc loc) {
   if (offsets.size() != src.shape.size() || boxShape.size() != src.shape.size() ||
-      (!bounds.empty() && bounds.size() != src.shape.size()))
-    throw Error(fmt::format("{}: kernel '{}': prefetch of '{}' needs {} offsets, a box of rank {} and no bounds or {}, "
-                            "got {} offsets, a box of rank {} and {} bounds",
+      (!bounds.empty() && bounds.size() != src.shape.size()) ||
+      llvm::any_of(boxShape, [](int64_t e) { return e <= 0; }))
+    throw Error(fmt::format("{}: kernel '{}': prefetch of '{}' needs {} offsets, a box of rank {} with positive extents "
+                            "and no bounds or {}, got {} offsets, a box of rank {} and {} bounds",
                             where(loc), name_, src.name, src.shape.size(), src.shape.size(), src.shape.size(),
                             offsets.size(), boxShape.size(), bounds.size()));
   SmallVector<Value> offs, bnds;

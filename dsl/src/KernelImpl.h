@@ -52,7 +52,7 @@ inline void *ptr(mlir::Value v) { return v.getAsOpaquePointer(); }
 struct RoleTagger : mlir::OpBuilder::Listener {
   mlir::StringAttr role;
   void notifyOperationInserted(mlir::Operation *op, mlir::OpBuilder::InsertPoint) override {
-    bool tileWork = mlir::isa<qla::StoreOp>(op) ||
+    bool tileWork = mlir::isa<qla::StoreOp, qla::PrefetchOp>(op) ||
                     llvm::any_of(op->getResultTypes(), [](mlir::Type t) { return mlir::isa<qla::TileType>(t); });
     if (role && tileWork && !mlir::isa<qla::MapOp>(op->getParentOp()))
       op->setAttr(qla::QlaDialect::kRoleAttr, role);

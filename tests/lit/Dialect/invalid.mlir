@@ -500,6 +500,14 @@ func.func @prefetch_box_rank(%C: !qla.tensor<256x256xbf16>, %i: index) {
 
 // -----
 
+func.func @prefetch_offsets(%C: !qla.tensor<256x256xbf16>, %i: index) {
+  // expected-error @+1 {{'qla.prefetch' op needs one offset and one box extent per tensor dimension: 2, got 1 offsets and a box of rank 2}}
+  qla.prefetch %C[%i] {shape = array<i64: 64, 1>} : !qla.tensor<256x256xbf16>
+  return
+}
+
+// -----
+
 func.func @prefetch_empty_box(%C: !qla.tensor<256x256xbf16>, %i: index) {
   // expected-error @+1 {{'qla.prefetch' op needs a box of positive extents}}
   qla.prefetch %C[%i, %i] {shape = array<i64: 64, 0>} : !qla.tensor<256x256xbf16>

@@ -59,3 +59,30 @@ func.func @no_roles(%A: !qla.tensor<4096x64xbf16>) attributes {qla.kernel, qla.b
   %a = qla.copy %A[%c0, %c0] : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
   return
 }
+
+// -----
+
+// A prefetch (no result) runs in one role, like a store: the one it is placed in, else the first
+// consumer, never every role (each would prefetch the same lines) and never the producer (whose loop
+// keeps only copies).
+// CHECK-LABEL: func.func @prefetch_roles(
+// CHECK: qla.prefetch {{.*}} {qla.role = "output", shape = array<i64: 64, 1>}
+// CHECK: qla.prefetch {{.*}} {qla.role = "state", shape = array<i64: 64, 1>}
+func.func @prefetch_roles(%A: !qla.tensor<4096x64xbf16>, %n: index)
+    attributes {qla.kernel, qla.block = array<i64: 384, 1, 1>,
+                qla.roles = [#qla.role<"loads", warpgroups = 1, registers = 40, producer = true>,
+                             #qla.role<"state", warpgroups = 1, registers = 232>,
+                             #qla.role<"output", warpgroups = 1, registers = 232>]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  // expected-remark @+1 {{roles: loads 1 op, output 1 op, state 1 op, 0 values cross roles}}
+  qla.for %c0 to %n step %c1 {
+  ^bb0(%i: index):
+    %row = arith.muli %i, %c64 : index
+    %a = qla.copy %A[%row, %c0] : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    qla.prefetch %A[%row, %c0] {qla.role = "output", shape = array<i64: 64, 1>} : !qla.tensor<4096x64xbf16>
+    qla.prefetch %A[%row, %c0] {shape = array<i64: 64, 1>} : !qla.tensor<4096x64xbf16>
+  }
+  return
+}

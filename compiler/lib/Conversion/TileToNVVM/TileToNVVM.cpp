@@ -159,7 +159,7 @@ void markCopyRuns(func::FuncOp kernel) {
           op.setAttr(kCopyFollowsCopyAttr, UnitAttr::get(op.getContext()));
         }
         previous = &op;
-      } else if (op.hasAttr(kScratchOffsetAttr) || !(isPure(&op) || isa<CopyOp, LoadOp>(op))) {
+      } else if (op.hasAttr(kScratchOffsetAttr) || !(isPure(&op) || isa<CopyOp, LoadOp, PrefetchOp>(op))) {
         previous = nullptr;
       }
     }

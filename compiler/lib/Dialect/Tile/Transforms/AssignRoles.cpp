@@ -15,13 +15,13 @@ using namespace qla;
 
 namespace {
 
-/// Whether `op` does tile work (a tile result, or a store, a gemm, a copy): it runs in one role. Index
+/// Whether `op` does tile work (a tile result, or a store or prefetch, a gemm, a copy): it runs in one role. Index
 /// and scalar arithmetic runs in every role that needs it, and loops and their terminators belong to
 /// no single role.
 bool needsRole(Operation &op) {
   if (isa<ForOp, YieldOp, func::ReturnOp>(op))
     return false;
-  if (isa<StoreOp>(op))
+  if (isa<StoreOp, PrefetchOp>(op))
     return true;
   return llvm::any_of(op.getResultTypes(), [](Type t) { return isa<TileType>(t); });
 }

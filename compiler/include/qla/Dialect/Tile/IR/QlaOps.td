@@ -100,6 +100,9 @@ def Qla_StoreOp : Qla_Op<"store", [MemoryEffects<[MemWrite]>, AttrSizedOperandSe
   let hasVerifier = 1;
 }
 
+// No memory-effect trait on purpose: with none declared the op counts as having unknown effects, so
+// canonicalize, CSE and the passes' dead-op sweeps keep it. A read-only effect would make a result-less
+// op trivially dead.
 def Qla_PrefetchOp : Qla_Op<"prefetch", [AttrSizedOperandSegments]> {
   let summary = "bring a box of a global tensor into L2 ahead of its loads (no result)";
   let description = [{
