@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 using namespace mlir;
 
@@ -234,6 +235,11 @@ Tile Kernel::fill(std::vector<int64_t> shape, DType dtype, double value, Loc loc
 }
 
 Tile Kernel::gemm(const Tile &a, const Tile &b, const Tile &acc, Transpose tr, Loc loc) {
+  return gemm(a, b, acc, tr, {}, loc);
+}
+
+Tile Kernel::gemm(const Tile &a, const Tile &b, const Tile &acc, Transpose tr, std::vector<int64_t> kSlices,
+                  Loc loc) {
   if (!b.shared || acc.shared || (!a.shared && tr.a))
     throw Error(fmt::format("{}: kernel '{}': gemm takes B in shared memory, A in shared memory (or in registers when "
                             "not transposed) and a register accumulator",
@@ -249,8 +255,15 @@ Tile Kernel::gemm(const Tile &a, const Tile &b, const Tile &acc, Transpose tr, L
   if (acc.dtype != DType::f32)
     throw Error(fmt::format("{}: kernel '{}': gemm accumulates in f32, got a {} accumulator", where(loc), name_,
                             dtypeName(acc.dtype)));
+  for (size_t i = 0; i < kSlices.size(); ++i)
+    if (k % 16 != 0 || kSlices[i] < 0 || kSlices[i] >= k / 16 || (i > 0 && kSlices[i] <= kSlices[i - 1]))
+      throw Error(fmt::format("{}: kernel '{}': gemm k slices must be increasing 16-wide slices of K = {} (each in "
+                              "[0, {})), got [{}]",
+                              where(loc), name_, k, k / 16, fmt::join(kSlices, ", ")));
   auto op = impl_->builder.create<GemmOp>(impl_->loc(loc), val(acc.value).getType(), val(a.value), val(b.value),
-                                          val(acc.value), tr.a, tr.b, /*async=*/false);
+                                          val(acc.value), tr.a, tr.b, /*async=*/false,
+                                          kSlices.empty() ? DenseI64ArrayAttr()
+                                                          : impl_->builder.getDenseI64ArrayAttr(kSlices));
   return Tile{this, ptr(op.getResult()), acc.shape, acc.dtype, false};
 }
 

@@ -409,10 +409,15 @@ private:
     auto out = newTile(o);
     bool at = o.getTransposeA(), bt = o.getTransposeB();
     int64_t m = acc.shape[0], n = acc.shape[1], k = at ? a.shape[0] : a.shape[1];
+    // The contraction indices summed: all of K, or its listed 16-wide slices.
+    SmallVector<int64_t> ks;
+    for (int64_t kk = 0; kk < k; ++kk)
+      if (!o.getKSlices() || llvm::is_contained(*o.getKSlices(), kk / 16))
+        ks.push_back(kk);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double s = acc.data[i * n + j];
-        for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t kk : ks)
           s += (at ? a.data[kk * m + i] : a.data[i * k + kk]) * (bt ? b.data[j * k + kk] : b.data[kk * n + j]);
         out->data[i * n + j] = roundTo(o.getType().getElementType(), s);
       }

@@ -74,3 +74,26 @@ func.func @register_a() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1
   %r = qla.gemm %a, %b, %acc {transpose_b} : !qla.tile<64x64xbf16, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
   return
 }
+
+// -----
+
+// k_slices = [1, 3]: only K's 16-wide slices 1 and 3 are issued (two wgmma, not four). B (MN-major)
+// starts at 1·16 rows of 128 bytes (2048) and 3·16 (6144), A (K-major) 32 and 96 bytes into its rows;
+// the first issued step, not slice 0, scales the zero accumulator by zero.
+// CHECK-LABEL: func.func @k_slices(
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.constant 2048 : i64
+// CHECK: arith.constant 32 : i64
+// CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
+// CHECK: arith.constant 6144 : i64
+// CHECK: arith.constant 96 : i64
+// CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @k_slices() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 17408 : i64} {
+  %a = qla.smem_alloc {offset = 0 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %b = qla.smem_alloc {offset = 8192 : i64} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>
+  %acc = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %r = qla.gemm %a, %b, %acc {k_slices = array<i64: 1, 3>} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  return
+}

@@ -492,6 +492,30 @@ func.func @map_region(%x: !qla.tile<64x64xf32, frag>, %p: i1) {
 // prefetch
 //===----------------------------------------------------------------------===//
 
+func.func @gemm_k_slices_order(%a: !qla.tile<64x64xbf16, smem>, %acc: !qla.tile<64x64xf32, frag>) {
+  // expected-error @+1 {{'qla.gemm' op k_slices must be increasing 16-wide slices of K = 64 (each in [0, 4)), got [2, 1]}}
+  %r = qla.gemm %a, %a, %acc {k_slices = array<i64: 2, 1>} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @gemm_k_slices_range(%a: !qla.tile<64x64xbf16, smem>, %acc: !qla.tile<64x64xf32, frag>) {
+  // expected-error @+1 {{'qla.gemm' op k_slices must be increasing 16-wide slices of K = 64 (each in [0, 4)), got [0, 4]}}
+  %r = qla.gemm %a, %a, %acc {k_slices = array<i64: 0, 4>} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @gemm_k_slices_empty(%a: !qla.tile<64x64xbf16, smem>, %acc: !qla.tile<64x64xf32, frag>) {
+  // expected-error @+1 {{'qla.gemm' op k_slices must name at least one slice of K (drop the gemm instead)}}
+  %r = qla.gemm %a, %a, %acc {k_slices = array<i64>} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
 func.func @prefetch_box_rank(%C: !qla.tensor<256x256xbf16>, %i: index) {
   // expected-error @+1 {{'qla.prefetch' op needs one offset and one box extent per tensor dimension: 2, got 2 offsets and a box of rank 1}}
   qla.prefetch %C[%i, %i] {shape = array<i64: 64>} : !qla.tensor<256x256xbf16>

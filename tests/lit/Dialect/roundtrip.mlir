@@ -192,6 +192,8 @@ func.func @gdn_ops(%K: !qla.tensor<?x64xbf16>, %cu: !qla.tensor<5xi64>, %g: !qla
   // CHECK: %[[A:.*]] = qla.gemm %[[KS]], %[[KS]], %{{.*}} {transpose_b}
   %z = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
   %a = qla.gemm %ks, %ks, %z {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  // CHECK: qla.gemm %[[KS]], %[[KS]], %{{.*}} {k_slices = array<i64: 1, 3>, transpose_b}
+  %half = qla.gemm %ks, %ks, %z {k_slices = array<i64: 1, 3>, transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
   // CHECK: %[[INV:.*]] = qla.tri_inverse %[[A]] : !qla.tile<64x64xf32, frag>
   %inv = qla.tri_inverse %a : !qla.tile<64x64xf32, frag>
   // CHECK: qla.reduce add %[[INV]], 1 : !qla.tile<64x64xf32, frag> -> !qla.tile<64xf32, frag>

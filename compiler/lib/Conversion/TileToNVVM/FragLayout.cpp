@@ -231,8 +231,10 @@ int64_t blockThreads(Operation *op) {
   auto abi = module ? module->getAttrOfType<DictionaryAttr>(QlaDialect::kAbiAttr) : DictionaryAttr();
   auto entry = abi ? abi.getAs<DictionaryAttr>(kernel.getSymName()) : DictionaryAttr();
   auto block = entry ? entry.getAs<DenseI64ArrayAttr>("block") : DenseI64ArrayAttr();
+  if (!block)
+    return 128;
   int64_t n = 1;
-  for (int64_t d : block ? block.asArrayRef() : ArrayRef<int64_t>{128})
+  for (int64_t d : block.asArrayRef())
     n *= d;
   return n;
 }

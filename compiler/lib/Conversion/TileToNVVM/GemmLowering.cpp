@@ -153,15 +153,21 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
 
     auto type = at.getElementType().isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     auto shape = NVVM::MMAShapeAttr::get(ctx, 64, n, 16);
-    int64_t kSteps = kA / 16;
+    // The k-steps issued: every 16-wide slice of K, or those k_slices lists.
+    SmallVector<int64_t> kSteps;
+    for (int64_t kk = 0; kk < kA / 16; ++kk)
+      if (!op.getKSlices() || llvm::is_contained(*op.getKSlices(), kk))
+        kSteps.push_back(kk);
     // A's registers are packed before the fence: registers written between the fence and a wgmma that
     // reads them make ptxas inject a warpgroup.arrive before that wgmma (C7519), serialising them.
     SmallVector<SmallVector<Value>> aRegs;
-    for (int64_t kk = 0; regA && kk < kSteps; ++kk)
+    for (int64_t step = 0; regA && step < static_cast<int64_t>(kSteps.size()); ++step)
       for (int64_t mb = 0; mb < acc->mBlocks(); ++mb)
-        aRegs.push_back(registerABlock(rw, loc, a.getA(), at.getElementType(), *regA, mb, kk));
+        aRegs.push_back(registerABlock(rw, loc, a.getA(), at.getElementType(), *regA, mb, kSteps[step]));
     rw.create<NVVM::WgmmaFenceAlignedOp>(loc);
-    for (int64_t kk = 0; kk < kSteps; ++kk) {
+    for (int64_t step = 0; step < static_cast<int64_t>(kSteps.size()); ++step) {
+      int64_t kk = kSteps[step];
+      bool first = step == 0;
       int64_t kBytes = kk * 16 * eb;
       Value descB = mnB ? wgmmaDescriptor(rw, loc, gepBytes(rw, loc, a.getB(), i64Const(rw, loc, mnOffset(rowsB, 0, kk * 16))),
                                           128, rowsB * 128)
@@ -170,8 +176,8 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
                                           blockB);
       for (int64_t mb = 0; mb < acc->mBlocks(); ++mb) {
         if (regA) {
-          blocks[mb] = wgmmaRegisterA(rw, loc, blocks[mb], aRegs[kk * acc->mBlocks() + mb], descB, n,
-                                      at.getElementType().isBF16(), !(zeroAcc && kk == 0), mnB);
+          blocks[mb] = wgmmaRegisterA(rw, loc, blocks[mb], aRegs[step * acc->mBlocks() + mb], descB, n,
+                                      at.getElementType().isBF16(), !(zeroAcc && first), mnB);
           continue;
         }
         Value descA =
@@ -182,7 +188,7 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
         blocks[mb] = rw.create<NVVM::WgmmaMmaAsyncOp>(
             loc, structType, blocks[mb], descA, descB, shape, NVVM::WGMMATypesAttr::get(ctx, type),
             NVVM::WGMMATypesAttr::get(ctx, type), NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
-            NVVM::WGMMAScaleOutAttr::get(ctx, zeroAcc && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one),
+            NVVM::WGMMAScaleOutAttr::get(ctx, zeroAcc && first ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one),
             NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
             NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
             NVVM::MMALayoutAttr::get(ctx, mnA ? NVVM::MMALayout::col : NVVM::MMALayout::row),

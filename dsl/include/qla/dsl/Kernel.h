@@ -193,6 +193,10 @@ public:
   Scalar scalar(Index i);
   Tile fill(std::vector<int64_t> shape, DType dtype, double value, Loc loc = Loc::current());
   Tile gemm(const Tile &a, const Tile &b, const Tile &acc, Transpose t, Loc loc = Loc::current());
+  /// acc + op(A)·op(B) summed over the listed 16-wide slices of K only (increasing): for operands known
+  /// to be zero outside them (block-triangular factors), so the tensor cores skip the other k-steps.
+  Tile gemm(const Tile &a, const Tile &b, const Tile &acc, Transpose t, std::vector<int64_t> kSlices,
+            Loc loc = Loc::current());
   /// Elementwise: f receives one Scalar per input element and returns the result element.
   Tile map(const Tiles &inputs, DType result, const std::function<Scalar(const Scalars &)> &f,
            Loc loc = Loc::current());

@@ -67,6 +67,17 @@ LogicalResult GemmOp::verify() {
     return emitOpError() << "accumulator must be " << m << "x" << n << ", got " << shapeStr(acc.getShape());
   if (getResult().getType() != acc)
     return emitOpError() << "result type must equal the accumulator type";
+  if (auto slices = getKSlices()) {
+    int64_t previous = -1;
+    for (int64_t s : *slices) {
+      if (k % 16 != 0 || s <= previous || s >= k / 16)
+        return emitOpError() << "k_slices must be increasing 16-wide slices of K = " << k << " (each in [0, "
+                             << k / 16 << ")), got [" << llvm::make_range(slices->begin(), slices->end()) << "]";
+      previous = s;
+    }
+    if (slices->empty())
+      return emitOpError() << "k_slices must name at least one slice of K (drop the gemm instead)";
+  }
   return success();
 }
 

@@ -55,9 +55,13 @@ def Qla_GemmOp : Qla_Op<"gemm", [MemoryEffects<[MemRead]>]> {
   let description = [{
     `transpose_a` multiplies by Aᵀ (A stored K x M), `transpose_b` by Bᵀ (B stored N x K). A may be
     a register fragment (not transposed), as in P·V products.
+    `k_slices` (increasing, each in [0, K/16)) sums the product over those 16-wide slices of K only: for
+    operands the caller knows to be zero elsewhere (block-triangular factors), so that the tensor cores
+    skip the other k-steps.
   }];
   let arguments = (ins Qla_AnyTile:$a, Qla_SmemTile:$b, Qla_FragTile:$acc,
-                       UnitAttr:$transpose_a, UnitAttr:$transpose_b, UnitAttr:$async);
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b, UnitAttr:$async,
+                       OptionalAttr<DenseI64ArrayAttr>:$k_slices);
   let results = (outs Qla_FragTile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b)) `,` qualified(type($acc))
