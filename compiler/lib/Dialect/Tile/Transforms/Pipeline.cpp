@@ -69,6 +69,124 @@ SmallVector<Operation *> offsetSlice(CopyOp copy, Block *body) {
   return ordered;
 }
 
+/// Whether every use of `tensor` in the kernel only reads it (nothing stores into it between iterations).
+bool readOnly(Value tensor) {
+  return llvm::all_of(tensor.getUsers(), [](Operation *user) { return isa<CopyOp, LoadOp, PrefetchOp, DimOp>(user); });
+}
+
+/// The ops of `body` that compute `op`'s operands, in order, when they are pure, have no regions and read
+/// nothing carried by the loop (only the induction variable and values from outside); else nullopt.
+std::optional<SmallVector<Operation *>> movableSlice(Operation *op, ForOp loop) {
+  Block *body = loop.getBodyBlock();
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> work(op->getOperands().begin(), op->getOperands().end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() == body && arg != loop.getInductionVar())
+        return std::nullopt;
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (def->getBlock() != body || slice.contains(def))
+      continue;
+    if (!isPure(def) || def->getNumRegions() != 0)
+      return std::nullopt;
+    slice.insert(def);
+    work.append(def->getOperands().begin(), def->getOperands().end());
+  }
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
+/// A copy of `load` (and of the ops computing its operands) for the iteration at `iv`, at `b`.
+Value cloneLoadAt(OpBuilder &b, Operation *load, ArrayRef<Operation *> slice, ForOp loop, Value iv) {
+  IRMapping map;
+  map.map(loop.getInductionVar(), iv);
+  for (Operation *op : slice)
+    b.clone(*op, map);
+  return b.clone(*load, map)->getResult(0);
+}
+
+/// Register copies of at most this many elements a thread are loaded ahead: each costs that many registers
+/// across the whole iteration (a tile a thread holds tens of elements of, as the L2 norm's q and k, would
+/// spill the recurrence's registers).
+constexpr int64_t kLoadAheadElementsPerThread = 4;
+
+/// Register loads of a pipelined loop one iteration ahead (the loads the TMA rings do not take: register
+/// copies and scalars of read-only tensors, at offsets made from the induction variable): the loop carries
+/// each value, loaded for its first iteration before the loop and for iteration i + 1 at the start of
+/// iteration i, so that a load's latency overlaps a whole iteration instead of stalling its first use
+/// (the gate column of a recurrence's chunk is on its critical chain). The last iteration loads its own
+/// values again (the next iteration's position is clamped to the last) rather than reading past the
+/// loop's range. Returns the loop that replaces `loop`, or `loop` when nothing moves.
+ForOp loadAhead(ForOp loop) {
+  Block *body = loop.getBodyBlock();
+  SmallVector<std::pair<Operation *, SmallVector<Operation *>>> loads;
+  for (Operation &op : body->without_terminator()) {
+    auto copy = dyn_cast<CopyOp>(op);
+    bool registerCopy = copy && copy.getResult().getType().isFragment() && readOnly(copy.getSource()) &&
+                        copy.getResult().getType().getNumElements() <= kLoadAheadElementsPerThread * threadGroup(copy).threads;
+    bool scalar = isa<LoadOp>(op) && readOnly(cast<LoadOp>(op).getSource());
+    if (!registerCopy && !scalar)
+      continue;
+    if (std::optional<SmallVector<Operation *>> slice = movableSlice(&op, loop))
+      loads.push_back({&op, std::move(*slice)});
+  }
+  if (loads.empty())
+    return loop;
+
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(), step = loop.getStep();
+  Value trips = b.create<arith::CeilDivSIOp>(loc, b.create<arith::SubIOp>(loc, ub, lb), step);
+  Value lastIv = b.create<arith::AddIOp>(
+      loc, lb, b.create<arith::MulIOp>(loc, b.create<arith::SubIOp>(loc, trips, constIndex(b, loc, 1)), step));
+  // The first iteration's values, where the loop runs at all (its position may be out of range otherwise).
+  Value runs = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, lb, ub);
+  SmallVector<Value> inits(loop.getInitArgs().begin(), loop.getInitArgs().end());
+  for (auto &[load, slice] : loads) {
+    Type type = load->getResult(0).getType();
+    auto first = b.create<scf::IfOp>(loc, TypeRange{type}, runs, /*withElseRegion=*/true);
+    OpBuilder t = first.getThenBodyBuilder();
+    t.create<scf::YieldOp>(loc, cloneLoadAt(t, load, slice, loop, lb));
+    OpBuilder e = first.getElseBodyBuilder();
+    Value zero;
+    if (auto tile = dyn_cast<TileType>(type))
+      zero = e.create<FillOp>(loc, tile, e.getZeroAttr(tile.getElementType()));
+    else
+      zero = e.create<arith::ConstantOp>(loc, type, e.getZeroAttr(type));
+    e.create<scf::YieldOp>(loc, zero);
+    inits.push_back(first.getResult(0));
+  }
+
+  auto ahead = b.create<ForOp>(loc, lb, ub, step, inits, static_cast<int64_t>(loop.getStages()));
+  for (NamedAttribute attr : loop->getDiscardableAttrs())
+    if (attr.getName() != QlaDialect::kScanAttr) // a scan carries one tile
+      ahead->setAttr(attr.getName(), attr.getValue());
+  Block *newBody = ahead.getBodyBlock();
+  unsigned carried = loop.getInitArgs().size();
+  // The old body's operations move over; its arguments map onto the new ones.
+  newBody->getOperations().splice(newBody->end(), body->getOperations());
+  for (unsigned i = 0; i <= carried; ++i)
+    body->getArgument(i).replaceAllUsesWith(newBody->getArgument(i));
+  OpBuilder nb = OpBuilder::atBlockBegin(newBody);
+  Value next = nb.create<arith::MinSIOp>(loc, nb.create<arith::AddIOp>(loc, ahead.getInductionVar(), step), lastIv);
+  auto yield = cast<YieldOp>(newBody->getTerminator());
+  SmallVector<Value> yielded(yield.getValues().begin(), yield.getValues().end());
+  for (auto [i, entry] : llvm::enumerate(loads)) {
+    auto &[load, slice] = entry;
+    yielded.push_back(cloneLoadAt(nb, load, slice, ahead, next));
+    load->getResult(0).replaceAllUsesWith(newBody->getArgument(1 + carried + i));
+    load->erase();
+  }
+  yield->setOperands(yielded);
+  loop.replaceAllUsesWith(ahead.getResults().take_front(carried));
+  loop.erase();
+  return ahead;
+}
+
 struct PipelinedLoop {
   ForOp loop;
   int64_t stages;
@@ -486,6 +604,8 @@ LogicalResult specializeChannels(func::FuncOp kernel) {
 }
 
 struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
+  using QlaPipelineBase::QlaPipelineBase;
+
   void runOnOperation() override {
     SmallVector<ForOp> loops;
     SmallVector<func::FuncOp> specialized;
@@ -544,6 +664,10 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
       p.stages = std::max<int64_t>(1, *trips);
       loop.emitRemark() << "ring of " << p.stages << " slot" << (p.stages > 1 ? "s" : "")
                         << ": the loop runs at most " << *trips << " iteration" << (*trips == 1 ? "" : "s");
+    }
+    if (loadAheadOfRings) {
+      loop = loadAhead(loop);
+      p.loop = loop;
     }
     Location loc = loop.getLoc();
     OpBuilder b(loop);
