@@ -81,8 +81,8 @@ struct GdnForwardConfig {
   // L2 prefetches of the gate columns (qla.prefetch): gdn_chunk_forward the next chunk's gcum column
   // (K <= 128), gdn_chunk_inverse its block's heads' gcum and β columns before the first head's work.
   // Strided columns, one element a 128-byte line: their loads wait on DRAM where they are used (run 90:
-  // the inverse streams 0.5 GB between gdn_cumsum and the forward, so gcum is no longer in L2). Off by
-  // default until measured on the GPU (scripts/device/session14_run4.sh is the A/B).
+  // the inverse streams 0.5 GB between gdn_cumsum and the forward, so gcum is no longer in L2). Off: run
+  // 91 (H100, (16,32) 4x8192) measured the inverse +3 % and the wide forward +6 % with it.
   bool prefetchGates = false;
   // gdn_chunk_forward warp-specialized (issue 4): a producer warpgroup issues the TMA loads, a "state"
   // warpgroup runs the recurrence (Xᵀ, Vnᵀ, Hᵀ) and hands Hᵀ and Vnᵀ (bf16) to an "output" warpgroup

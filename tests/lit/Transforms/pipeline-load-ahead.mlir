@@ -1,5 +1,5 @@
-// RUN: qla-opt %s -allow-unregistered-dialect -qla-pipeline -cse | FileCheck %s
-// RUN: qla-opt %s -allow-unregistered-dialect -qla-pipeline=load-ahead=false -cse | FileCheck %s --check-prefix=OFF
+// RUN: qla-opt %s -allow-unregistered-dialect -qla-pipeline=load-ahead=true -cse | FileCheck %s
+// RUN: qla-opt %s -allow-unregistered-dialect -qla-pipeline -cse | FileCheck %s --check-prefix=OFF
 
 // A pipelined loop from 3 to %n: the small register copy of G (64 elements on 128 threads) and the scalar
 // load of G are issued one iteration ahead, carried by the loop; the copy of A into registers (32
