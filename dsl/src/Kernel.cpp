@@ -225,6 +225,42 @@ Tile Kernel::loadTransposed(const Tensor &src, std::vector<Index> offsets, std::
   return t;
 }
 
+Tile Kernel::read(const Tile &smem, std::vector<Index> offsets, std::vector<int64_t> shape, bool transpose,
+                  Loc loc) {
+  if (!smem.shared)
+    throw Error(fmt::format("{}: kernel '{}': read takes a shared tile (a copy's); this one is in registers",
+                            where(loc), name_));
+  if (offsets.size() != smem.shape.size() || shape.size() != smem.shape.size() || (transpose && shape.size() != 2))
+    throw Error(fmt::format("{}: kernel '{}': read of a {}-D tile needs {} offsets and a {}-D box{}, got {} and {}",
+                            where(loc), name_, smem.shape.size(), smem.shape.size(), smem.shape.size(),
+                            transpose ? " (2-D to transpose)" : "", offsets.size(), shape.size()));
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t extent = shape[transpose ? 1 - d : d];
+    if (extent <= 0 || extent > smem.shape[d])
+      throw Error(fmt::format("{}: kernel '{}': read's box extent {} in dimension {} must be in 1..{} (the tile's)",
+                              where(loc), name_, extent, d, smem.shape[d]));
+  }
+  SmallVector<Value> offs;
+  for (const Index &i : offsets)
+    offs.push_back(val(materialize(i)));
+  auto type = TileType::get(shape, toMlir(&impl_->ctx, smem.dtype), MemorySpace::frag);
+  auto op = impl_->builder.create<ReadOp>(impl_->loc(loc), type, val(smem.value), offs);
+  op.setTranspose(transpose);
+  return Tile{this, ptr(op.getResult()), std::move(shape), smem.dtype, false};
+}
+
+Scalar Kernel::readScalar(const Tile &smem, std::vector<Index> indices, Loc loc) {
+  if (!smem.shared || !isFloatingPoint(smem.dtype) || indices.size() != smem.shape.size())
+    throw Error(fmt::format("{}: kernel '{}': readScalar takes a shared floating-point tile and one index per "
+                            "dimension ({}), got {} indices",
+                            where(loc), name_, smem.shape.size(), indices.size()));
+  SmallVector<Value> idx;
+  for (const Index &i : indices)
+    idx.push_back(val(materialize(i)));
+  Value v = impl_->builder.create<ReadOp>(impl_->loc(loc), toMlir(&impl_->ctx, smem.dtype), val(smem.value), idx);
+  return Scalar(this, ptr(v));
+}
+
 Tile Kernel::fill(std::vector<int64_t> shape, DType dtype, double value, Loc loc) {
   Type elt = toMlir(&impl_->ctx, dtype);
   auto type = TileType::get(shape, elt, MemorySpace::frag);

@@ -145,9 +145,13 @@ TEST_CASE("gdn forward on the interpreter: pipelined copies read past each seque
   p.cuSeqlens = {0, 1, 64, 129, 200, 263, 400};
   p.T = 400;
   p.gateInKernel = p.l2normQK = GENERATE(false, true); // l2norm loads q and k into registers, unbounded too
+  // gate_ring: the gate columns of four heads through the ring too (a box past the end holds the next
+  // sequence's gates, masked to zero in the kernel).
+  const bool gateRing = GENERATE(false, true);
+  INFO("gate_ring = " << gateRing << ", l2norm = " << p.l2normQK);
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
   GdnOutputs ref = gdnRecurrentReference(p, in);
-  GdnOutputs piped = interpretGdnForward(p, in, {.stages = 2}), plain = interpretGdnForward(p, in);
+  GdnOutputs piped = interpretGdnForward(p, in, {.stages = 2, .gateRing = gateRing}), plain = interpretGdnForward(p, in);
   double eo = relL2(piped.o, ref.o), es = relL2(piped.finalState, ref.finalState);
   INFO("rel L2: o " << eo << ", final state " << es);
   CHECK(eo <= 5e-3);

@@ -166,6 +166,7 @@ private:
         .Case([&](TriInverseOp o) -> LogicalResult { return triInverse(o); })
         .Case([&](BlockIdOp o) -> LogicalResult { setI(o, blockId_[o.getDim()]); return success(); })
         .Case([&](CopyOp o) -> LogicalResult { return copy(o); })
+        .Case([&](ReadOp o) -> LogicalResult { return read(o); })
         .Case([&](FillOp o) -> LogicalResult {
           auto t = newTile(o);
           double v = roundTo(o.getType().getElementType(), cast<FloatAttr>(o.getValue()).getValueAsDouble());
@@ -388,6 +389,36 @@ private:
       int64_t lin = beyond(bounds, pos) ? -1 : linear(src, pos);
       tile->data[e] = lin < 0 ? 0.0 : src.data[lin]; // out of bounds reads zero, as TMA does
     });
+    return success();
+  }
+
+  LogicalResult read(ReadOp o) {
+    const TileData &src = *env_.lookup(o.getSource()).tile;
+    SmallVector<int64_t> offsets = offsetsOf(o.getOffsets());
+    auto at = [&](ArrayRef<int64_t> pos, double &x) -> bool {
+      int64_t lin = 0;
+      for (auto [d, p] : llvm::enumerate(pos)) {
+        if (p < 0 || p >= src.shape[d])
+          return false;
+        lin = lin * src.shape[d] + p;
+      }
+      x = src.data[lin];
+      return true;
+    };
+    if (!isa<TileType>(o.getType())) {
+      double x;
+      if (!at(offsets, x))
+        return o.emitOpError() << "reads outside the tile";
+      setF(o, x);
+      return success();
+    }
+    auto tile = newTile(o);
+    bool inside = true;
+    forEachPlaced(tile->shape, offsets, o.getTranspose(), [&](int64_t e, ArrayRef<int64_t> pos) {
+      inside &= at(pos, tile->data[e]);
+    });
+    if (!inside)
+      return o.emitOpError() << "reads a box outside the tile";
     return success();
   }
 

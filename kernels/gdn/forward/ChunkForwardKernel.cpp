@@ -100,11 +100,27 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   auto bounded = [&](std::vector<Index> bounds) { return c.stages > 1 ? std::vector<Index>{} : bounds; };
   // A scan (qla.scan: Hᵀ ↦ Hᵀ·M_c + U_c, v the input term), so that qla-context-split can make the
   // context split's runs from this kernel.
+  // With gate_ring the chunk's gate column comes through the TMA ring with its other tiles: TMA needs rows
+  // of 16 bytes, so the box is the columns of the head's group of four, read from shared memory (a global
+  // load of the column, one element a line, put a DRAM round trip on each chunk's chain: run 92).
+  const bool gateRing = c.gateRing && c.stages > 1 && !c.roles && !c.fuseInverse && c.HV % 4 == 0;
+  Index hvGroup = hv / 4 * 4;
   Tile last = k->scan(0, (eos - bos + (C - 1)) / C, c.stages, state, {"v"}, [&](Index chunk, const Tile &Ht) {
     Index t0 = bos + chunk * C;
+    Scalar valid = k->scalar(eos - t0); // tokens of this chunk inside the sequence
+    std::optional<Tile> gates;
+    if (gateRing)
+      gates = k->copy(gcum, {t0, hvGroup}, {C, 4});
     // Loads into registers first, so their latency overlaps the copies (which wait once). With roles,
     // each computing role loads the gates itself.
-    auto gateRow = [&] { return k->loadTransposed(gcum, {t0, hv}, {1, C}, {eos, c.HV}); };
+    auto gateRow = [&] {
+      if (!gates)
+        return k->loadTransposed(gcum, {t0, hv}, {1, C}, {eos, c.HV});
+      // Past the sequence end the box holds the next sequence's gates: zero, as the bounded load reads.
+      Tile raw = k->read(*gates, {0, hv - hvGroup}, {1, C}, /*transpose=*/true);
+      return k->map({raw, k->iota({1, C}, 1)}, DType::f32,
+                    [&](const Scalars &e) { return select(e[1] < valid, e[0], 0.0); });
+    };
     Tile gRow, gRowOut;
     in("state", [&] { gRow = gateRow(); });
     if (c.roles)
@@ -117,7 +133,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     if (c.prefetchGates && !c.roles && !c.fuseInverse && K <= 128)
       k->prefetch(gcum, {t0 + C, hv}, {C, 1}, {eos, c.HV});
     // The chunk's summed log-gate: how fast the state's past fades (declared for the context split).
-    Scalar gLast = k->scanDecay(k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv}));
+    Scalar gLast = k->scanDecay(gates ? k->readScalar(*gates, {k->min(eos - t0, C) - 1, hv - hvGroup})
+                                      : k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv}));
     Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK, c.stages > 1);
     Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK, c.stages > 1);
     Tile ag, p;
@@ -134,7 +151,6 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     }
     Tile vc = k->copy(v, {t0, vcol}, {C, BV}, bounded({eos, c.HV * V}));
     Tile cols = k->iota({BV, C}, 1); // (untagged: qla-assign-roles gives it to its reader, the state)
-    Scalar valid = k->scalar(eos - t0); // tokens of this chunk inside the sequence
     // The gate factors once a chunk, per column (64 exponentials, not one per element of each tile that
     // uses them): exp(G_j), and exp(G_last − G_j) for the state update.
     auto expRow = [&](const Tile &g) { return k->map({g}, DType::f32, [](const Scalars &e) { return exp(e[0]); }); };

@@ -102,6 +102,7 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"split_tokens", field(c.splitTokens)},
                           {"inverse_stages", field(c.inverseStages)}, {"stages", field(c.stages)},
                           {"roles", flag(c.roles)}, {"prefetch_gates", flag(c.prefetchGates)},
+                          {"gate_ring", flag(c.gateRing)},
                           {"fuse_inverse", flag(c.fuseInverse)}, {"loads_regs", field(c.loadsRegs)},
                           {"aux_regs", field(c.auxRegs)}, {"state_regs", field(c.stateRegs)}, {"state_only", flag(c.stateOnly)},
                           {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)},

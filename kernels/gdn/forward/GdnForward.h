@@ -84,6 +84,11 @@ struct GdnForwardConfig {
   // the inverse streams 0.5 GB between gdn_cumsum and the forward, so gcum is no longer in L2). Off: run
   // 91 (H100, (16,32) 4x8192) measured the inverse +3 % and the wide forward +6 % with it.
   bool prefetchGates = false;
+  // gdn_chunk_forward where it pipelines its loads (stages >= 2; HV % 4 == 0, no roles or fuse_inverse):
+  // the chunk's gate column through the TMA ring with the chunk's other tiles (a 64 x 4 box of gcum, the
+  // head's group of four columns: TMA's rows are 16 bytes at least), read from shared memory, instead of
+  // a global load of one element a line whose DRAM latency sits on the chunk's chain (run 92).
+  bool gateRing = false;
   // gdn_chunk_forward warp-specialized (issue 4): a producer warpgroup issues the TMA loads, a "state"
   // warpgroup runs the recurrence (Xᵀ, Vnᵀ, Hᵀ) and hands Hᵀ and Vnᵀ (bf16) to an "output" warpgroup
   // (Oᵀ and its store), off the chain. Needs stages >= 2, BV = 64 and no in-kernel L2 norm.

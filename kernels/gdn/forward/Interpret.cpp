@@ -42,6 +42,7 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
   validateGdn(p, in, "gdn forward (interpreter)");
   GdnForwardConfig c = forwardConfigFor(p);
   c.stages = options.stages;
+  c.gateRing = options.gateRing;
   if (options.precise >= 0)
     c.precise = options.precise;
   if (options.inverseF16 >= 0)

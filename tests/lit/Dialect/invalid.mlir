@@ -1051,3 +1051,37 @@ func.func @slice_columns(%t: !qla.tile<1x264xf32, frag, #qla.acc_slice<warpgroup
 
 // expected-error @+1 {{'qla.slice_broadcasts' must be a unit attribute}}
 func.func @slice_broadcasts_attr() attributes {qla.kernel, qla.slice_broadcasts = 1 : i64} { return }
+
+// -----
+
+func.func @read_box_too_big(%t: !qla.tile<64x4xf32, smem>, %i: index) {
+  // expected-error @+1 {{box of 8 in dimension 1 exceeds the tile's 4}}
+  %r = qla.read %t[%i, %i] : !qla.tile<64x4xf32, smem> -> !qla.tile<64x8xf32, frag>
+  return
+}
+
+// -----
+
+func.func @read_transposed_box(%t: !qla.tile<64x4xf32, smem>, %i: index) {
+  // The transposed box is the fragment's shape swapped: 64 x 2 here, inside; 2 x 64 is not.
+  %ok = qla.read %t[%i, %i] {transpose} : !qla.tile<64x4xf32, smem> -> !qla.tile<2x64xf32, frag>
+  // expected-error @+1 {{box of 64 in dimension 1 exceeds the tile's 4}}
+  %r = qla.read %t[%i, %i] {transpose} : !qla.tile<64x4xf32, smem> -> !qla.tile<64x2xf32, frag>
+  return
+}
+
+// -----
+
+func.func @read_element_type(%t: !qla.tile<64x4xf32, smem>, %i: index) {
+  // expected-error @+1 {{reads 'f32' elements into 'bf16'}}
+  %r = qla.read %t[%i, %i] : !qla.tile<64x4xf32, smem> -> bf16
+  return
+}
+
+// -----
+
+func.func @read_offsets(%t: !qla.tile<64x4xf32, smem>, %i: index) {
+  // expected-error @+1 {{needs one offset per tile dimension: 2, got 1}}
+  %r = qla.read %t[%i] : !qla.tile<64x4xf32, smem> -> f32
+  return
+}

@@ -124,6 +124,13 @@ func.func @tile_ops(%A: !qla.tensor<256x128xbf16> {qla.name = "A"}, %B: !qla.ten
   qla.prefetch %C[%bx, %c0] {shape = array<i64: 64, 1>} : !qla.tensor<256x128xbf16>
   // CHECK: qla.prefetch %{{.*}}[%[[BX]], %{{.*}}] bounds[%{{.*}}, %{{.*}}] {shape = array<i64: 64, 4>} : !qla.tensor<256x128xbf16>
   qla.prefetch %C[%bx, %c0] bounds[%bx, %c0] {shape = array<i64: 64, 4>} : !qla.tensor<256x128xbf16>
+  // A box of a shared tile into registers (transposed: a column as a row), and one element of it.
+  // CHECK: %[[G:.*]] = qla.copy %{{.*}}[%[[BX]], %{{.*}}] : !qla.tensor<256x128xbf16> -> !qla.tile<64x4xbf16, smem>
+  %g = qla.copy %C[%bx, %c0] : !qla.tensor<256x128xbf16> -> !qla.tile<64x4xbf16, smem>
+  // CHECK: qla.read %[[G]][%{{.*}}, %[[BX]]] {transpose} : !qla.tile<64x4xbf16, smem> -> !qla.tile<1x64xbf16, frag>
+  %row = qla.read %g[%c0, %bx] {transpose} : !qla.tile<64x4xbf16, smem> -> !qla.tile<1x64xbf16, frag>
+  // CHECK: qla.read %[[G]][%[[BX]], %{{.*}}] : !qla.tile<64x4xbf16, smem> -> bf16
+  %one = qla.read %g[%bx, %c0] : !qla.tile<64x4xbf16, smem> -> bf16
   return
 }
 

@@ -34,16 +34,17 @@
 // CHECK: scf.for %[[I:.*]] = %[[C3]] to %[[N]] step %[[C1]] iter_args(%[[H:.*]] = %{{.*}}, %[[GI:.*]] = %[[G0]], %[[SI:.*]] = %[[S0]]) -> (!qla.tile<64x64xf32, frag>, !qla.tile<64x1xf32, frag>, f32)
 // CHECK: nvgpu.mbarrier.try_wait.parity
 // CHECK: qla.slot
-// Iteration i + 1's values, clamped to the last iteration.
+// Iteration i + 1's position, clamped to the last iteration; its loads come after this iteration's last
+// use of the values.
 // CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[I]], %[[C1]] : index
 // CHECK-NEXT: %[[AT:.*]] = arith.minsi %[[NEXT]], %[[LAST]] : index
-// CHECK-NEXT: %[[ROWN:.*]] = arith.muli %[[AT]], %[[C64]] : index
-// CHECK-NEXT: %[[GN:.*]] = qla.copy %[[G]][%[[ROWN]], %{{.*}}] bounds[%[[N]], %[[C1]]]
-// CHECK-NEXT: %[[SN:.*]] = qla.load %[[G]][%[[ROWN]], %[[C3]]]
 // CHECK-NEXT: %[[ROW:.*]] = arith.muli %[[I]], %[[C64]] : index
 // CHECK-NEXT: %[[BIG:.*]] = qla.copy %[[A]][%[[ROW]], %{{.*}}] : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, frag>
 // CHECK-NEXT: %[[WT:.*]] = qla.copy %[[W]][%[[ROW]], %{{.*}}] :
 // CHECK: "test.use"(%[[GI]], %[[SI]], %[[BIG]], %[[WT]])
+// CHECK-NEXT: %[[ROWN:.*]] = arith.muli %[[AT]], %[[C64]] : index
+// CHECK-NEXT: %[[SN:.*]] = qla.load %[[G]][%[[ROWN]], %[[C3]]]
+// CHECK-NEXT: %[[GN:.*]] = qla.copy %[[G]][%[[ROWN]], %{{.*}}] bounds[%[[N]], %[[C1]]]
 // CHECK: scf.yield %{{.*}}, %[[GN]], %[[SN]] : !qla.tile<64x64xf32, frag>, !qla.tile<64x1xf32, frag>, f32
 
 // OFF-LABEL: func.func @load_ahead(

@@ -137,7 +137,7 @@ func.func @copy_feeds_store(%A: !qla.tensor<1024x64xbf16>, %C: !qla.tensor<1024x
   qla.for %c0 to %n step %c1 {
   ^bb0(%k: index):
     %a = qla.copy %A[%k, %c0] : !qla.tensor<1024x64xbf16> -> !qla.tile<64x64xbf16, smem>
-    // expected-remark @+1 {{not pipelined: a pipelined copy may only feed qla.gemm, found qla.store}}
+    // expected-remark @+1 {{not pipelined: a pipelined copy may only feed qla.gemm and qla.read, found qla.store}}
     qla.store %a, %C[%k, %c0] : !qla.tile<64x64xbf16, smem>, !qla.tensor<1024x64xbf16>
     qla.yield
   } {stages = 2 : i64}

@@ -127,6 +127,47 @@ LogicalResult requireStoredLayout(Operation *op, TileType tile) {
   return success();
 }
 
+/// qla.read: each thread loads its fragment elements (or every thread the one element) from the tile's
+/// stored layout; no barrier (a ring slot's mbarrier, or the code that wrote the tile, orders it).
+struct ReadLowering : OpConversionPattern<ReadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ReadOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    TileType src = op.getSource().getType();
+    auto swz = dyn_cast_or_null<SwizzleAttr>(src.getLayout());
+    if (src.getRank() != 2 || !swz || (swz.getBytes() != 0 && swz.getBytes() != 128))
+      return op.emitOpError() << "reads 2-D shared tiles with a 128-byte swizzle (or none) so far, got " << src;
+    Location loc = op.getLoc();
+    auto elementAt = [&](OpBuilder &b, Location l, Type elt, Value row, Value col) -> Value {
+      Value ptr = gepBytes(b, l, a.getSource(), sharedOffset(b, l, src, row, col));
+      return b.create<LLVM::LoadOp>(l, elt, ptr);
+    };
+    Value r0 = toI32(rw, loc, a.getOffsets()[0]), c0 = toI32(rw, loc, a.getOffsets()[1]);
+    auto frag = dyn_cast<TileType>(op.getType());
+    if (!frag) {
+      rw.replaceOp(op, elementAt(rw, loc, op.getType(), r0, c0));
+      return success();
+    }
+    auto layout = fragLayout(frag);
+    Type vt = getTypeConverter()->convertType(frag);
+    if (!layout || !vt)
+      return rw.notifyMatchFailure(op, "fragment has no layout");
+    Type elt = frag.getElementType();
+    Value tid = threadIdx(rw, loc);
+    Value vec = rw.create<LLVM::UndefOp>(loc, vt);
+    for (int64_t e = 0; e < layout->perThread(); ++e) {
+      SmallVector<Value> c = layout->coords(rw, loc, tid, e);
+      if (op.getTranspose())
+        std::swap(c[0], c[1]);
+      Value row = rw.create<arith::AddIOp>(loc, r0, c[0]), col = rw.create<arith::AddIOp>(loc, c0, c[1]);
+      Value v = guarded(rw, loc, layout->exists(rw, loc, tid, e), elt,
+                        [&](OpBuilder &g, Location gl) -> Value { return elementAt(g, gl, elt, row, col); });
+      vec = rw.create<LLVM::InsertElementOp>(loc, vec, v, i64Const(rw, loc, e));
+    }
+    rw.replaceOp(op, vec);
+    return success();
+  }
+};
+
 /// A 16-bit wgmma accumulator fragment into shared memory with stmatrix: per thread, elements
 /// 4·nb .. 4·nb + 3 of a 64-row block are the 8x8 matrices (rows +0 and +8) of 8-column block nb, so
 /// four matrices (two column blocks) go out in one instruction, each lane giving the address of one
@@ -438,7 +479,7 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
 
 void populateSharedPatterns(const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<SmemAllocLowering, SlotLowering, TmaLoadLowering, AsyncWaitLowering, ShareLowering, ShareIntoLowering,
-               CopyToSharedLowering>(converter, patterns.getContext());
+               CopyToSharedLowering, ReadLowering>(converter, patterns.getContext());
 }
 
 } // namespace qla::lowering

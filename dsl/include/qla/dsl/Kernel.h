@@ -188,6 +188,13 @@ public:
   /// of `src`, so the box read is tileShape swapped.
   Tile loadTransposed(const Tensor &src, std::vector<Index> offsets, std::vector<int64_t> tileShape,
                       std::vector<Index> bounds = {}, Loc loc = Loc::current());
+  /// A box of a shared tile (a copy's) into registers: element (i, j) is element (offsets[0] + i,
+  /// offsets[1] + j) of `smem`, or with `transpose` (2-D) (offsets[0] + j, offsets[1] + i). The box must lie
+  /// inside the tile. For data a pipelined copy brings that elementwise code needs.
+  Tile read(const Tile &smem, std::vector<Index> offsets, std::vector<int64_t> shape, bool transpose = false,
+            Loc loc = Loc::current());
+  /// One element of a shared tile, read by every thread.
+  Scalar readScalar(const Tile &smem, std::vector<Index> indices, Loc loc = Loc::current());
   Index min(Index a, Index b);
   /// An index as an i32 scalar, for comparisons inside map bodies (e.g. with iota).
   Scalar scalar(Index i);

@@ -126,6 +126,34 @@ LogicalResult StoreOp::verify() {
   return success();
 }
 
+LogicalResult ReadOp::verify() {
+  TileType src = getSource().getType();
+  if (getOffsets().size() != static_cast<size_t>(src.getRank()))
+    return emitOpError() << "needs one offset per tile dimension: " << src.getRank() << ", got "
+                         << getOffsets().size();
+  auto frag = dyn_cast<TileType>(getResult().getType());
+  Type elt = frag ? frag.getElementType() : getResult().getType();
+  if (elt != src.getElementType())
+    return emitOpError() << "reads " << src.getElementType() << " elements into " << elt;
+  if (!frag) {
+    if (getTranspose())
+      return emitOpError() << "reads one element: transpose has no meaning";
+    return success();
+  }
+  if (frag.getRank() != src.getRank())
+    return emitOpError() << "fragment rank " << frag.getRank() << " differs from tile rank " << src.getRank();
+  if (getTranspose() && frag.getRank() != 2)
+    return emitOpError() << "reads transposed only 2-D boxes";
+  SmallVector<int64_t> box(frag.getShape());
+  if (getTranspose())
+    std::swap(box[0], box[1]);
+  for (auto [d, extent] : llvm::enumerate(box))
+    if (extent > src.getShape()[d])
+      return emitOpError() << "box of " << extent << " in dimension " << d << " exceeds the tile's "
+                           << src.getShape()[d];
+  return success();
+}
+
 LogicalResult PrefetchOp::verify() {
   auto t = getSource().getType();
   if (getOffsets().size() != static_cast<size_t>(t.getRank()) || getShape().size() != getOffsets().size())

@@ -177,8 +177,19 @@ ForOp loadAhead(ForOp loop) {
   SmallVector<Value> yielded(yield.getValues().begin(), yield.getValues().end());
   for (auto [i, entry] : llvm::enumerate(loads)) {
     auto &[load, slice] = entry;
-    yielded.push_back(cloneLoadAt(nb, load, slice, ahead, next));
-    load->getResult(0).replaceAllUsesWith(newBody->getArgument(1 + carried + i));
+    BlockArgument current = newBody->getArgument(1 + carried + i);
+    load->getResult(0).replaceAllUsesWith(current);
+    // The next iteration's load goes after this iteration's last use of the value: issued earlier, its
+    // register's scoreboard is one ptxas may share with the loads that use waits on (run 92: the wait
+    // for the next chunk's load landed on this chunk's first use).
+    Operation *lastUse = nullptr;
+    for (Operation *user : current.getUsers()) {
+      Operation *top = newBody->findAncestorOpInBlock(*user);
+      if (!lastUse || lastUse->isBeforeInBlock(top))
+        lastUse = top;
+    }
+    OpBuilder at(newBody, lastUse ? std::next(Block::iterator(lastUse)) : Block::iterator(next.getDefiningOp()->getNextNode()));
+    yielded.push_back(cloneLoadAt(at, load, slice, ahead, next));
     load->erase();
   }
   yield->setOperands(yielded);
@@ -649,8 +660,8 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
         return success();
       }
       for (Operation *user : copy->getUsers())
-        if (!isa<GemmOp>(user)) {
-          user->emitRemark() << "not pipelined: a pipelined copy may only feed qla.gemm, found "
+        if (!isa<GemmOp, ReadOp>(user)) {
+          user->emitRemark() << "not pipelined: a pipelined copy may only feed qla.gemm and qla.read, found "
                              << user->getName();
           return success();
         }

@@ -104,6 +104,23 @@ def Qla_StoreOp : Qla_Op<"store", [MemoryEffects<[MemWrite]>, AttrSizedOperandSe
   let hasVerifier = 1;
 }
 
+def Qla_ReadOp : Qla_Op<"read", [MemoryEffects<[MemRead]>]> {
+  let summary = "a box of a shared-memory tile into registers, or one of its elements";
+  let description = [{
+    `%f = qla.read %s[%i, %j]` reads the box of shared tile `%s` whose first element is at (%i, %j) into a
+    fresh register fragment (each thread its own elements); with `transpose` (2-D) element (i, j) of the
+    fragment is element (%i + j, %j + i) of the tile. With a scalar result it reads the one element at
+    (%i, %j), by every thread. The box must lie inside the tile. For data a TMA ring brought that
+    elementwise code needs (a gate column), where a global load's latency would sit on the chain.
+  }];
+  let arguments = (ins Qla_SmemTile:$source, Variadic<Index>:$offsets, UnitAttr:$transpose);
+  let results = (outs AnyTypeOf<[Qla_FragTile, AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $source `[` $offsets `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 // No memory-effect trait on purpose: with none declared the op counts as having unknown effects, so
 // canonicalize, CSE and the passes' dead-op sweeps keep it. A read-only effect would make a result-less
 // op trivially dead.

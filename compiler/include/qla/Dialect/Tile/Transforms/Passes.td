@@ -25,9 +25,9 @@ def QlaPipeline : Pass<"qla-pipeline", "::mlir::ModuleOp"> {
     pipelined loop's register loads that the rings do not take (register copies of at most 4 elements a
     thread and scalar loads, of tensors the kernel only reads, at offsets computed from the induction
     variable and values from outside the loop) are issued one iteration ahead: the loop carries each value,
-    loaded for the first iteration before the loop (where it runs) and for iteration i + 1 at the start of
-    iteration i (clamped to the last iteration, which loads its own values again), so that their latency
-    overlaps a whole iteration.
+    loaded for the first iteration before the loop (where it runs) and for iteration i + 1 after iteration
+    i's last use of it (its position clamped to the last iteration, which loads its own values again).
+    ptxas may still hoist the load and give its register a scoreboard that an earlier use waits on (run 92).
   }];
   let options = [
     Option<"loadAheadOfRings", "load-ahead", "bool", /*default=*/"false",
