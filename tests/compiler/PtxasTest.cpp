@@ -198,6 +198,7 @@ TEST_CASE("GDN kernels' register spills: none for K, V <= 128, no more than meas
       {"gdn_chunk_inverse", "H=16,HV=32,inverse_chunks=4,inverse_stages=2,inverse_blocks_per_sm=2", 0},
       {"gdn_chunk_forward", "H=16,HV=32,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,initial_state=1,final_state=1", 0}, // the wide tile
+      {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,gate_ring=0,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,gate_in_kernel=1,l2norm=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=1,HV=2,K=64,V=64,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=1,HV=2,K=64,V=128,state_v_first=1,initial_state=1,final_state=1", 0},

@@ -147,7 +147,7 @@ TEST_CASE("gdn forward on the interpreter: pipelined copies read past each seque
   p.gateInKernel = p.l2normQK = GENERATE(false, true); // l2norm loads q and k into registers, unbounded too
   // gate_ring: the gate columns of four heads through the ring too (a box past the end holds the next
   // sequence's gates, masked to zero in the kernel).
-  const bool gateRing = GENERATE(false, true);
+  const int64_t gateRing = GENERATE(0, 1);
   INFO("gate_ring = " << gateRing << ", l2norm = " << p.l2normQK);
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
   GdnOutputs ref = gdnRecurrentReference(p, in);

@@ -42,7 +42,8 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
   validateGdn(p, in, "gdn forward (interpreter)");
   GdnForwardConfig c = forwardConfigFor(p);
   c.stages = options.stages;
-  c.gateRing = options.gateRing;
+  if (options.gateRing >= 0)
+    c.gateRing = options.gateRing != 0;
   if (options.precise >= 0)
     c.precise = options.precise;
   if (options.inverseF16 >= 0)

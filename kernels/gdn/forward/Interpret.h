@@ -19,7 +19,7 @@ enum class ForwardRun { full, stateOnly };
 /// pipelined, unbounded copies; the inverse* fields are gdn_chunk_inverse's.
 struct InterpretOptions {
   int64_t stages = 1;
-  bool gateRing = false; // with stages >= 2: the gate column through the ring (GdnForwardConfig::gateRing)
+  int64_t gateRing = -1; // >= 0: overrides GdnForwardConfig's default (the gate column through the ring)
   int64_t inverseChunks = 1, inverseStages = 1;
   int64_t inverseHeads = 0; // 0: the config's default
   int64_t precise = -1; // >= 0: overrides GdnForwardConfig's default
