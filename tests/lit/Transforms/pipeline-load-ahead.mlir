@@ -77,3 +77,29 @@ func.func @load_ahead(%A: !qla.tensor<4096x64xbf16>, %G: !qla.tensor<4096x4xf32>
   "test.keep"(%r) : (!qla.tile<64x64xf32, frag>) -> ()
   return
 }
+
+// A loaded value the loop yields as it is: the yield carries this iteration's value (the block
+// argument), and the next iteration's load goes before the yield.
+// CHECK-LABEL: func.func @yielded_load(
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[SI:.*]] = %{{.*}}) -> (!qla.tile<64x64xf32, frag>, f32, f32)
+// CHECK: %[[SN:.*]] = qla.load
+// CHECK: scf.yield %{{.*}}, %[[SI]], %[[SN]] : !qla.tile<64x64xf32, frag>, f32, f32
+func.func @yielded_load(%A: !qla.tensor<4096x64xbf16>, %G: !qla.tensor<4096x4xf32>, %n: index)
+    attributes {qla.kernel, qla.grid = array<i64: 1, 1, 1>, qla.block = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c64 = arith.constant 64 : index
+  %h0 = qla.fill 0.0 : f32 : !qla.tile<64x64xf32, frag>
+  %f0 = arith.constant 0.0 : f32
+  %r:2 = qla.for %c3 to %n step %c1 iter_args(%h0, %f0 : !qla.tile<64x64xf32, frag>, f32) -> !qla.tile<64x64xf32, frag>, f32 {
+  ^bb0(%i: index, %hh: !qla.tile<64x64xf32, frag>, %ff: f32):
+    %row = arith.muli %i, %c64 : index
+    %a = qla.copy %A[%row, %c0] : !qla.tensor<4096x64xbf16> -> !qla.tile<64x64xbf16, smem>
+    %s = qla.load %G[%row, %c3] : !qla.tensor<4096x4xf32> -> f32
+    %x = qla.gemm %a, %a, %hh {transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+    qla.yield %x, %s : !qla.tile<64x64xf32, frag>, f32
+  } {stages = 2 : i64}
+  "test.keep"(%r#0, %r#1) : (!qla.tile<64x64xf32, frag>, f32) -> ()
+  return
+}

@@ -174,18 +174,20 @@ ForOp loadAhead(ForOp loop) {
   OpBuilder nb = OpBuilder::atBlockBegin(newBody);
   Value next = nb.create<arith::MinSIOp>(loc, nb.create<arith::AddIOp>(loc, ahead.getInductionVar(), step), lastIv);
   auto yield = cast<YieldOp>(newBody->getTerminator());
+  for (auto [i, entry] : llvm::enumerate(loads))
+    entry.first->getResult(0).replaceAllUsesWith(newBody->getArgument(1 + carried + i));
+  // (Read after the replacement: a loaded value may be yielded as it is.)
   SmallVector<Value> yielded(yield.getValues().begin(), yield.getValues().end());
   for (auto [i, entry] : llvm::enumerate(loads)) {
     auto &[load, slice] = entry;
     BlockArgument current = newBody->getArgument(1 + carried + i);
-    load->getResult(0).replaceAllUsesWith(current);
-    // The next iteration's load goes after this iteration's last use of the value: issued earlier, its
-    // register's scoreboard is one ptxas may share with the loads that use waits on (run 92: the wait
-    // for the next chunk's load landed on this chunk's first use).
+    // The next iteration's load goes after this iteration's last use of the value (before the yield):
+    // issued earlier, its register's scoreboard is one ptxas may share with the loads that use waits on
+    // (run 92: the wait for the next chunk's load landed on this chunk's first use).
     Operation *lastUse = nullptr;
     for (Operation *user : current.getUsers()) {
       Operation *top = newBody->findAncestorOpInBlock(*user);
-      if (!lastUse || lastUse->isBeforeInBlock(top))
+      if (top != yield && (!lastUse || lastUse->isBeforeInBlock(top)))
         lastUse = top;
     }
     OpBuilder at(newBody, lastUse ? std::next(Block::iterator(lastUse)) : Block::iterator(next.getDefiningOp()->getNextNode()));
