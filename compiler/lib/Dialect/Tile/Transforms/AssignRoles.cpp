@@ -21,7 +21,7 @@ namespace {
 bool needsRole(Operation &op) {
   if (isa<ForOp, YieldOp, func::ReturnOp>(op))
     return false;
-  if (isa<StoreOp, PrefetchOp>(op))
+  if (isa<StoreOp, PrefetchOp, ReadOp>(op)) // (a scalar read has no tile result, and still runs in a role)
     return true;
   return llvm::any_of(op.getResultTypes(), [](Type t) { return isa<TileType>(t); });
 }
