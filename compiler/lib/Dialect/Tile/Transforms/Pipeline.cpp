@@ -208,6 +208,10 @@ struct PipelinedLoop {
   SmallVector<TileType> slotTypes; // of the rings: the copies' tiles, unless given
   SmallVector<Value> rings;
   Value full, empty, leader, wgLeader, tripCount;
+  // Threads that release a slot together: a warpgroup (its wgmma wait covers its four warps' reads of the
+  // slot), or a warp where qla.read loads from the slot (plain loads: each warp syncs, then its lane 0
+  // arrives; `warpgroups` then counts warps).
+  int64_t releaseSpan = 128;
   int64_t txBytes = 0;
   int64_t arrivals = 1; // on full per slot: the expect_tx of the issuing thread, or every writer
 
@@ -340,6 +344,10 @@ void buildSteadyState(PipelinedLoop &p, ArrayRef<std::pair<Value, Value>> fromSl
     if (auto gemm = dyn_cast<GemmOp>(clone); gemm && accumulateOnly)
       gemm.setAsync(true);
   }
+  auto syncReaders = [&]() {
+    if (p.releaseSpan == 32)
+      nb.create<NVVM::SyncWarpOp>(loc, nb.create<arith::ConstantIntOp>(loc, nb.getI32Type(), -1));
+  };
   auto release = [&](OpBuilder &t, Location l, Value slot) {
     t.create<nvgpu::MBarrierArriveOp>(l, nvgpu::MBarrierTokenType::get(t.getContext()), p.empty, slot);
     t.create<scf::YieldOp>(l);
@@ -348,6 +356,7 @@ void buildSteadyState(PipelinedLoop &p, ArrayRef<std::pair<Value, Value>> fromSl
     // Every gemm of this iteration has read its slot: release it, and the issuing thread refills it
     // for iteration iter + stages once every warpgroup has released it.
     nb.create<AsyncWaitOp>(loc, 0);
+    syncReaders();
     nb.create<scf::IfOp>(loc, p.wgLeader, [&](OpBuilder &t, Location l) { release(t, l, at.slot); });
     if (refill) {
       Value next = nb.create<arith::AddIOp>(loc, at.iter, cS);
@@ -365,6 +374,7 @@ void buildSteadyState(PipelinedLoop &p, ArrayRef<std::pair<Value, Value>> fromSl
     Value prev = nb.create<arith::SubIOp>(loc, at.iter, c1);
     Value prevSlot = nb.create<arith::RemUIOp>(loc, prev, cS);
     Value hasPrev = nb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, at.iter, c0);
+    syncReaders();
     nb.create<scf::IfOp>(loc, nb.create<arith::AndIOp>(loc, hasPrev, p.wgLeader),
                          [&](OpBuilder &t, Location l) { release(t, l, prevSlot); });
     if (refill) {
@@ -599,6 +609,11 @@ LogicalResult specializeChannels(func::FuncOp kernel) {
           constIndex(cb, loc, 0));
       SmallVector<std::pair<Value, Value>> fromSlot;
       for (ChannelGetOp get : consumer.getBodyBlock()->getOps<ChannelGetOp>())
+        for (Operation *user : get->getUsers())
+          if (isa<ReadOp>(user))
+            return user->emitError() << "qla.read of a tile from another role is not supported yet (its warpgroup "
+                                        "releases the slot after its gemms, not after plain loads)";
+      for (ChannelGetOp get : consumer.getBodyBlock()->getOps<ChannelGetOp>())
         if (Value ring = ringOf.lookup(get.getChannel()))
           fromSlot.push_back({get.getResult(), ring});
       buildSteadyState(p, fromSlot, /*refill=*/false);
@@ -668,7 +683,11 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
           return success();
         }
       p.txBytes += copy.getResult().getType().getSizeInBytes();
+      if (llvm::any_of(copy->getUsers(), [](Operation *user) { return isa<ReadOp>(user); }))
+        p.releaseSpan = 32;
     }
+    if (p.releaseSpan == 32)
+      p.warpgroups = std::max<int64_t>(1, kernelThreads(kernel) / 32);
 
     // Slots past the loop's last iteration would never be filled: a loop of at most n iterations gets
     // n (one slot when it runs once: TMA copies without a ring's shared memory). Never fewer slots than
@@ -688,7 +707,7 @@ struct PipelinePass : qla::impl::QlaPipelineBase<PipelinePass> {
     Value tid = threadIndex(b, loc);
     p.leader = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, constIndex(b, loc, 0));
     p.wgLeader = b.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::eq, b.create<arith::RemUIOp>(loc, tid, constIndex(b, loc, 128)),
+        loc, arith::CmpIPredicate::eq, b.create<arith::RemUIOp>(loc, tid, constIndex(b, loc, p.releaseSpan)),
         constIndex(b, loc, 0));
     Value span = b.create<arith::SubIOp>(loc, loop.getUpperBound(), loop.getLowerBound());
     p.tripCount = b.create<arith::CeilDivSIOp>(loc, span, loop.getStep());
