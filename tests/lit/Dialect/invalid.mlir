@@ -1085,3 +1085,11 @@ func.func @read_offsets(%t: !qla.tile<64x4xf32, smem>, %i: index) {
   %r = qla.read %t[%i] : !qla.tile<64x4xf32, smem> -> f32
   return
 }
+
+// -----
+
+func.func @read_swizzle(%t: !qla.tile<64x8xf32, smem>, %i: index) {
+  // expected-error @+1 {{rows of 32 bytes are stored with a 32-byte swizzle}}
+  %r = qla.read %t[%i, %i] : !qla.tile<64x8xf32, smem> -> f32
+  return
+}

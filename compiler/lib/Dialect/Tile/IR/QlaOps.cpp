@@ -128,6 +128,13 @@ LogicalResult StoreOp::verify() {
 
 LogicalResult ReadOp::verify() {
   TileType src = getSource().getType();
+  if (src.getRank() != 2)
+    return emitOpError() << "reads 2-D shared tiles so far, got " << src;
+  if (int64_t swizzle = smemSwizzleBytes(src.getShape()[1] * elementBytes(src.getElementType()));
+      swizzle == 32 || swizzle == 64)
+    return emitOpError() << "reads shared tiles stored unswizzled or with a 128-byte swizzle so far; rows of "
+                         << src.getShape()[1] * elementBytes(src.getElementType()) << " bytes are stored with a "
+                         << swizzle << "-byte swizzle";
   if (getOffsets().size() != static_cast<size_t>(src.getRank()))
     return emitOpError() << "needs one offset per tile dimension: " << src.getRank() << ", got "
                          << getOffsets().size();
