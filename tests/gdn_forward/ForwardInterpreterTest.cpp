@@ -141,11 +141,11 @@ TEST_CASE("gdn forward on the interpreter: pipelined copies read past each seque
           "[gdn][interpreter]") {
   // With stages >= 2 the chunk copies of q, k, v, a and aqk have no sequence bound: a partial last
   // chunk reads the next sequence's rows. Varlen with short, partial and long sequences, mixed decay.
-  GdnProblem p = problem(1, 0, 2, 4, 64, 64);
+  GdnProblem p = problem(1, 0, 2, 8, 64, 64);
   p.cuSeqlens = {0, 1, 64, 129, 200, 263, 400};
   p.T = 400;
   p.gateInKernel = p.l2normQK = GENERATE(false, true); // l2norm loads q and k into registers, unbounded too
-  // gate_ring: the gate columns of four heads through the ring too (a box past the end holds the next
+  // gate_ring: the gate columns of four heads through the ring too, HV = 8: two groups (a box past the end holds the next
   // sequence's gates, masked to zero in the kernel).
   const int64_t gateRing = GENERATE(0, 1);
   INFO("gate_ring = " << gateRing << ", l2norm = " << p.l2normQK);
