@@ -145,8 +145,8 @@ TEST_CASE("gdn forward on the interpreter: pipelined copies read past each seque
   p.cuSeqlens = {0, 1, 64, 129, 200, 263, 400};
   p.T = 400;
   p.gateInKernel = p.l2normQK = GENERATE(false, true); // l2norm loads q and k into registers, unbounded too
-  // gate_ring: the gate columns of four heads through the ring too, HV = 8: two groups (a box past the end holds the next
-  // sequence's gates, masked to zero in the kernel).
+  // gate_ring: the gate columns of four heads through the ring too (HV = 8: two groups of four; a box past
+  // the end holds the next sequence's gates, masked to zero in the kernel).
   const int64_t gateRing = GENERATE(0, 1);
   INFO("gate_ring = " << gateRing << ", l2norm = " << p.l2normQK);
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
