@@ -7,6 +7,8 @@
 # Checks: every case of gated and h2hv8 (exact too); memcheck/racecheck/synccheck on h2hv8 (64x256 and a
 # varlen split), gated's varlen; timings at (16,32), (16,64) 4x8192 and 1x32768, new and old; ncu per-kernel
 # durations at (16,32) 4x8192 unsplit, new and old; an ncu source profile of the new wide forward.
+# h16hv<HV>sb: HEAD's packages with the wide forward built with slice_broadcasts=1 (each thread reads its
+# columns of the gate box and makes their exponentials: no scratch broadcast, no block barrier).
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/devpkg/lib:${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
 out=${OUT:-/tmp/out}; w=/tmp/s17r1; rm -rf $w; mkdir -p $w $out
@@ -23,7 +25,7 @@ san() { local c=$1 tool=$2; shift 2
 for tool in memcheck racecheck synccheck; do san h2hv8 $tool --shape 64,256; san h2hv8 $tool --varlen 100,300,40,700; done
 for tool in memcheck synccheck; do san gated $tool --varlen 100,300,40,700; done
 save
-for c in h16hv32 h16hv32old h16hv64 h16hv64old; do
+for c in h16hv32 h16hv32old h16hv32sb h16hv64 h16hv64old h16hv64sb; do
   g $c 4x8192 --shape 4,8192 --bench --gate logsigmoid --timeout 30
   g $c 1x32768 --shape 1,32768 --bench --gate logsigmoid --timeout 30
 done
@@ -44,7 +46,7 @@ for name, xs in t.items():
     xs.sort(); print(f"ncu {sys.argv[2]}: {name:28s} median {xs[len(xs)//2]:9.1f} us of {len(xs)}")
 PY
 }
-for c in h16hv32 h16hv32old; do prof $c 4x8192 --shape 4,8192 --gate logsigmoid --no-split; save; done
+for c in h16hv32 h16hv32old h16hv32sb; do prof $c 4x8192 --shape 4,8192 --gate logsigmoid --no-split; save; done
 P=devpkg/gdn/h16hv32
 timeout 150 ncu --clock-control none -k regex:"gdn_chunk_forward" -s 2 -c 1 --section SpeedOfLight \
   --section WarpStateStats --section SchedulerStats --section SourceCounters --section MemoryWorkloadAnalysis \

@@ -277,3 +277,30 @@ func.func @not_remade(%g: !qla.tensor<64x1xf32>, %o: !qla.tensor<64x64xf32>) att
   qla.store %r, %o[%c0, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<64x64xf32>
   return
 }
+
+// -----
+
+// A read of a shared tile (a column, transposed to a row) is remade like a copy: right after the
+// original, so a ring slot it reads is not released before it; the map on it right before its broadcast.
+// CHECK-LABEL: func.func @read_slices(
+// CHECK: %[[T:.*]] = qla.smem_alloc
+// CHECK-NEXT: %[[R:.*]] = qla.read %[[T]][%{{.*}}, %{{.*}}] {transpose} : !qla.tile<64x4xf32, smem, #qla.swizzle<0>> -> !qla.tile<1x64xf32, frag, #qla.acc_slice<warpgroups = 1, along = 1>>
+// CHECK: %[[E:.*]] = qla.map %[[R]] : !qla.tile<1x64xf32, frag, #qla.acc_slice<warpgroups = 1, along = 1>>
+// CHECK: qla.broadcast %[[E]] {dims = array<i64: 0, 1>} : !qla.tile<1x64xf32, frag, #qla.acc_slice<warpgroups = 1, along = 1>> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+// GONE-LABEL: func.func @read_slices(
+// GONE-NOT: #qla.strided
+// GONE: return
+func.func @read_slices(%o: !qla.tensor<64x64xf32>) attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.slice_broadcasts, qla.smem_bytes = 1024 : i64} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %t = qla.smem_alloc {offset = 0 : i64} : !qla.tile<64x4xf32, smem, #qla.swizzle<0>>
+  %g = qla.read %t[%c0, %c2] {transpose} : !qla.tile<64x4xf32, smem, #qla.swizzle<0>> -> !qla.tile<1x64xf32, frag>
+  %e = qla.map %g : !qla.tile<1x64xf32, frag> -> !qla.tile<1x64xf32, frag> {
+  ^bb0(%x: f32):
+    %y = math.exp %x : f32
+    qla.yield %y : f32
+  }
+  %b = qla.broadcast %e {dims = array<i64: 0, 1>} : !qla.tile<1x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+  qla.store %b, %o[%c0, %c0] : !qla.tile<64x64xf32, frag>, !qla.tensor<64x64xf32>
+  return
+}

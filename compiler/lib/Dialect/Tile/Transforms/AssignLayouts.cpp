@@ -8,7 +8,7 @@
 //    that gemms need both ways is produced twice.
 //  - In a kernel marked qla.slice_broadcasts, a vector (one dimension other than 1) that a broadcast
 //    spreads into an accumulator fragment is made again in #qla.acc_slice (the rows or columns each
-//    thread holds of that fragment) from its chain of copies, fills, iotas and maps, so that the
+//    thread holds of that fragment) from its chain of copies, shared-tile reads, fills, iotas and maps, so that the
 //    broadcast moves no data: copies right after the original, the rest right before the broadcast.
 //    What nothing reads any more (originals, clones of a chain that could not be remade) goes.
 //  - A gemm's register-fragment A stays in registers (wgmma reads A from registers) when it is 16-bit
@@ -102,10 +102,11 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
   }
 
   /// `v` again with `layout` (an acc_slice) on it and on the vectors it is made from, for a broadcast at
-  /// `at`; null when its chain has something else (a block argument, an exchange). A copy is made again
-  /// right after the original (its latency stays hidden; no write comes between them) and shared by every
-  /// broadcast of it; maps, fills and iotas right before `at` (their results live no longer than the
-  /// original broadcast's, at the price of being made again for each broadcast they do not dominate).
+  /// `at`; null when its chain has something else (a block argument, an exchange). A copy or a read of a
+  /// shared tile is made again right after the original (a copy's latency stays hidden; no write comes
+  /// between them; a ring slot is not released before it) and shared by every broadcast of it; maps, fills
+  /// and iotas right before `at` (their results live no longer than the original broadcast's, at the price
+  /// of being made again for each broadcast they do not dominate).
   Value rematerialize(Value v, AccSliceLayoutAttr layout, int64_t threads, Operation *at, DominanceInfo &dom,
                       DenseMap<std::pair<Value, Attribute>, Value> &made, SetVector<Operation *> &touched) {
     if (Value done = made.lookup({v, layout}); done && dom.properlyDominates(done, at))
@@ -117,7 +118,8 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
       return {};
     IRMapping map;
     OpBuilder b(at);
-    if (isa<CopyOp>(def)) {
+    if (isa<CopyOp, ReadOp>(def)) {
+      // (A read of a ring slot must stay before the slot's release, which qla-pipeline put after the original.)
       b.setInsertionPointAfter(def);
     } else if (auto m = dyn_cast<MapOp>(def)) {
       for (Value in : m.getInputs()) {
