@@ -167,7 +167,9 @@ int compileCommand(const Args &args) {
                "split_tokens (the planner's segment length, a multiple of 64; host-side: the kernels ignore it),\n"
                "dependent_launch (0|1: each kernel waits for the one before it first, launched with programmatic\n"
                "stream serialization so launches overlap tails), slice_broadcasts (0, the default: broadcasts through\n"
-               "shared memory; 1: gate and beta vectors laid out like the rows or columns they fill).\n");
+               "shared memory; 1: gate and beta vectors laid out like the rows or columns they fill),\n"
+               "warpgroup_local (0|1: the forward's warpgroups exchange gate rows and stage Oᵀ each on its own,\n"
+               "with no block barrier in the loop).\n");
     return 0;
   }
   std::string className = o.className.empty() ? launcherClassName(o.kernel) : o.className;

@@ -31,6 +31,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
   const int64_t K = c.K, V = c.V, BV = c.BV, slices = V / BV;
   auto k = newGdnKernel(c, "gdn_chunk_forward");
+  if (c.warpgroupLocal && !c.roles && !c.fuseInverse)
+    k->warpgroupLocal();
   auto cu = k->tensor("cu_seqlens", {-1}, DType::i64);
   auto q = k->tensor("q", {-1, c.H * K}, DType::bf16);
   auto keys = k->tensor("k", {-1, c.H * K}, DType::bf16);

@@ -107,7 +107,8 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"aux_regs", field(c.auxRegs)}, {"state_regs", field(c.stateRegs)}, {"state_only", flag(c.stateOnly)},
                           {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)},
                           {"dependent_launch", flag(c.dependentLaunch)},
-                          {"slice_broadcasts", flag(c.sliceBroadcasts)}});
+                          {"slice_broadcasts", flag(c.sliceBroadcasts)},
+                          {"warpgroup_local", flag(c.warpgroupLocal)}});
   c.validate();
   return c;
 }

@@ -133,6 +133,9 @@ struct GdnForwardConfig {
   // tile they fill (Kernel::sliceBroadcasts) instead of through shared memory. Run 80: the inverse
   // +19 %, the forward +19 % (more loads, exponentials and registers than the barriers it saves).
   bool sliceBroadcasts = false;
+  // The forward's warpgroups exchange gate rows and stage Oᵀ each on its own (Kernel::warpgroupLocal):
+  // no block barrier in its loop, so the two warpgroups of the wide tile need not run in step.
+  bool warpgroupLocal = false;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

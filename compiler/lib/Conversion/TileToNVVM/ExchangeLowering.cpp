@@ -31,10 +31,18 @@ Value scratchPtr(OpBuilder &b, Location loc, Value base, Value index, Type elt) 
   return gepBytes(b, loc, base, bytes);
 }
 
-/// Barrier, then every thread writes its elements of `input` row-major at `base`, then barrier.
+/// Barrier, then every thread writes its elements of `input` row-major at `base`, then barrier. An input
+/// held by each warpgroup (#qla.strided copies) goes to its warpgroup's copy of the scratch (`base` is
+/// that copy's), between barriers of the warpgroup alone.
 void spill(OpBuilder &b, Location loc, Value base, TileType type, Value vec, Value tid) {
   FragLayout layout = *fragLayout(type);
-  blockBarrier(b, loc);
+  auto barrier = [&] {
+    if (layout.copies > 1)
+      warpgroupBarrier(b, loc, tid);
+    else
+      blockBarrier(b, loc);
+  };
+  barrier();
   for (int64_t e = 0; e < layout.perThread(); ++e) {
     SmallVector<Value> c = layout.coords(b, loc, tid, e);
     Value v = b.create<LLVM::ExtractElementOp>(loc, vec, i64Const(b, loc, e));
@@ -44,7 +52,7 @@ void spill(OpBuilder &b, Location loc, Value base, TileType type, Value vec, Val
       return {};
     });
   }
-  blockBarrier(b, loc);
+  barrier();
 }
 
 /// The result vector, element e computed by `compute` from its coordinates.
@@ -74,6 +82,16 @@ struct ExchangePattern : OpConversionPattern<OpT> {
       return rw.notifyMatchFailure(op, "needs layouts and a scratch region (qla-plan-smem)");
     Location loc = op.getLoc();
     Value tid = threadIdx(rw, loc);
+    if (stridedCopies(in) > 1 && !isa<BroadcastOp, ReduceOp>(op.getOperation())) {
+      op->emitOpError() << "of a fragment held by each warpgroup (#qla.strided copies, a qla.warpgroup_local "
+                           "kernel) is not supported: only broadcasts and reductions exchange per warpgroup";
+      return failure();
+    }
+    if (stridedCopies(in) > 1) { // each warpgroup's copy of the input in scratch of its own (qla-plan-smem)
+      Value bytes = rw.create<arith::MulIOp>(loc, warpgroupIndex(rw, loc, tid),
+                                             i32Const(rw, loc, in.getNumElements() * 4));
+      base = gepBytes(rw, loc, base, rw.create<arith::ExtUIOp>(loc, rw.getI64Type(), bytes));
+    }
     spill(rw, loc, base, in, a.getOperands()[0], tid);
     Value result = lower(op, rw, loc, base, in, out, vt, tid);
     if (!result)

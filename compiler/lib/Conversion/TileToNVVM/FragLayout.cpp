@@ -21,8 +21,10 @@ std::optional<FragLayout> fragLayout(TileType t) {
   if (!t.isFragment() || !t.getLayout())
     return std::nullopt;
   FragLayout l{t, accLayout(t), sliceLayout(t)};
-  if (auto s = dyn_cast<qla::StridedLayoutAttr>(t.getLayout()))
+  if (auto s = dyn_cast<qla::StridedLayoutAttr>(t.getLayout())) {
     l.threads = s.getThreads();
+    l.copies = s.getCopies();
+  }
   return l;
 }
 
@@ -77,6 +79,8 @@ SmallVector<Value> FragLayout::coords(OpBuilder &b, Location loc, Value tid, int
     out[slice->dim] = at;
     return out;
   }
+  if (copies > 1) // the thread's place in its group's copy
+    tid = b.create<arith::RemUIOp>(loc, tid, i32Const(b, loc, threads));
   Value linear = b.create<arith::AddIOp>(loc, i32Const(b, loc, e * threads), tid);
   SmallVector<Value> out(type.getRank());
   for (int64_t d = type.getRank() - 1; d >= 0; --d) {
@@ -91,6 +95,8 @@ SmallVector<Value> FragLayout::coords(OpBuilder &b, Location loc, Value tid, int
 Value FragLayout::exists(OpBuilder &b, Location loc, Value tid, int64_t e) const {
   if (acc || slice || (e + 1) * threads <= type.getNumElements())
     return {};
+  if (copies > 1)
+    tid = b.create<arith::RemUIOp>(loc, tid, i32Const(b, loc, threads));
   return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
                                  b.create<arith::AddIOp>(loc, i32Const(b, loc, e * threads), tid),
                                  i32Const(b, loc, type.getNumElements()));
@@ -151,6 +157,16 @@ void blockBarrier(OpBuilder &b, Location loc) {
   }
   b.create<NVVM::BarrierOp>(loc, Type(), i32Const(b, loc, g.barrierId), i32Const(b, loc, g.threads),
                             NVVM::BarrierReductionAttr(), Value());
+}
+
+Value warpgroupIndex(OpBuilder &b, Location loc, Value tid) {
+  return b.create<arith::DivUIOp>(loc, tid, i32Const(b, loc, 128));
+}
+
+void warpgroupBarrier(OpBuilder &b, Location loc, Value tid) {
+  assert(!groupAt(b).isRole() && "roles own the named barriers 1..roles");
+  Value id = b.create<arith::AddIOp>(loc, warpgroupIndex(b, loc, tid), i32Const(b, loc, 1));
+  b.create<NVVM::BarrierOp>(loc, Type(), id, i32Const(b, loc, 128), NVVM::BarrierReductionAttr(), Value());
 }
 
 Value smemAddress(OpBuilder &b, Location loc, int64_t offset) {

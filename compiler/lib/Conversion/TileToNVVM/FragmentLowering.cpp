@@ -386,7 +386,17 @@ void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, St
     Value at = b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, r, i32Const(b, l, rowLen)), c);
     return b.create<arith::MulIOp>(l, b.create<arith::ExtUIOp>(l, b.getI64Type(), at), i64Const(b, l, eb)).getResult();
   };
-  blockBarrier(rw, loc);
+  // Per warpgroup (qla.warpgroup_local): each stages and stores its own fragment rows, the tensor's
+  // columns [wg·R, (wg + 1)·R) when transposed (whole swizzle spans: the XOR keeps pieces inside them),
+  // its rows otherwise, between barriers of its own threads.
+  const bool perWarpgroup = op->hasAttr(kScratchPerWarpgroupAttr);
+  auto barrier = [&] {
+    if (perWarpgroup)
+      warpgroupBarrier(rw, loc, tid);
+    else
+      blockBarrier(rw, loc);
+  };
+  barrier();
   bool pairs = !transposed && layout.acc;
   if (stmatrix) { // fragment element (r, c) is the tensor's (c, r)
     bool stored = storeAccWithStmatrix(rw, loc, tile, /*transposed=*/true, layout, a.getValue(), tid,
@@ -411,7 +421,7 @@ void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, St
     else
       rw.create<LLVM::StoreOp>(loc, v, gepBytes(rw, loc, base, bytes));
   }
-  blockBarrier(rw, loc);
+  barrier();
   Value off0 = toI32(rw, loc, a.getOffsets()[0]), off1 = toI32(rw, loc, a.getOffsets()[1]);
   Value limit0 = extentLimit(rw, loc, dst, a.getBounds(), 0), limit1 = extentLimit(rw, loc, dst, a.getBounds(), 1);
   Value aligned = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
@@ -429,8 +439,22 @@ void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, St
     return b.create<LLVM::GEPOp>(l, a.getDest().getType(), elt, a.getDest(), ValueRange{linear}).getResult();
   };
   auto vt = VectorType::get({vec}, elt);
-  forEachPiece(rw, loc, rows, rowLen / vec, vec, blockThreads(op), tid,
+  int64_t pieceRows = rows, pieceCols = rowLen, pieceThreads = blockThreads(op);
+  Value pieceTid = tid, firstRow, firstCol;
+  if (perWarpgroup) {
+    int64_t share = layout.acc->rows / layout.acc->warpgroups; // fragment rows a warpgroup holds
+    Value first = rw.create<arith::MulIOp>(loc, warpgroupIndex(rw, loc, tid), i32Const(rw, loc, share));
+    (transposed ? pieceCols : pieceRows) = share;
+    (transposed ? firstCol : firstRow) = first;
+    pieceThreads = 128;
+    pieceTid = rw.create<arith::RemUIOp>(loc, tid, i32Const(rw, loc, 128));
+  }
+  forEachPiece(rw, loc, pieceRows, pieceCols / vec, vec, pieceThreads, pieceTid,
                [&](OpBuilder &b, Location l, Value r, Value c0) {
+    if (firstRow)
+      r = b.create<arith::AddIOp>(l, r, firstRow);
+    if (firstCol)
+      c0 = b.create<arith::AddIOp>(l, c0, firstCol);
     Value v = b.create<LLVM::LoadOp>(l, vt, gepBytes(b, l, base, scratchBytes(b, l, r, c0)), 16);
     Value row = b.create<arith::AddIOp>(l, off0, r), col = b.create<arith::AddIOp>(l, off1, c0);
     Value rowInside = below(b, l, row, limit0);

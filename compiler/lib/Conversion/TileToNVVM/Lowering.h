@@ -42,6 +42,7 @@ struct FragLayout {
   std::optional<AccLayout> acc; // else a slice, else round-robin (#qla.strided) over `threads`
   std::optional<SliceLayout> slice;
   int64_t threads = 128;
+  int64_t copies = 1; // #qla.strided copies: each group of `threads` threads holds the whole fragment
 
   int64_t perThread() const;
   /// Tile coordinates (i32) of this thread's element e.
@@ -79,6 +80,10 @@ inline Value zeroOf(OpBuilder &b, Location loc, Type t) {
 Value smemAddress(OpBuilder &b, Location loc, int64_t offset);
 /// A barrier over the threads that run the code at `b` (the whole block, or a role's named barrier).
 void blockBarrier(OpBuilder &b, Location loc);
+/// The warpgroup of thread `tid` (of a kernel without roles), and a barrier of its 128 threads alone
+/// (named barrier 1 + the warpgroup's index: qla.warpgroup_local kernels).
+Value warpgroupIndex(OpBuilder &b, Location loc, Value tid);
+void warpgroupBarrier(OpBuilder &b, Location loc, Value tid);
 /// Makes generic-proxy shared-memory writes visible to the async proxy (TMA, wgmma).
 void fenceSharedForAsync(OpBuilder &b, Location loc);
 /// Byte offset of logical element (row, col) of a shared tile in its stored, swizzled layout.

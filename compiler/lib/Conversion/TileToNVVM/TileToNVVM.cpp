@@ -314,6 +314,7 @@ struct ConvertToNVVMPass : qla::impl::QlaConvertToNVVMBase<ConvertToNVVMPass> {
                              QlaDialect::kSmemAttr, QlaDialect::kMinBlocksAttr})
         kernel->removeAttr(attr); // qla.abi carries them from here on (qla.scratch_offset is read by the lowering)
       kernel->removeAttr(QlaDialect::kDependentLaunchAttr);
+      kernel->removeAttr(QlaDialect::kWarpgroupLocalAttr); // (in the layouts and scratch attributes from here on)
       kernel->removeAttr(QlaDialect::kRolesAttr);
     }
     // Declared with the 16-byte alignment the hardware guarantees: a larger declared alignment is not

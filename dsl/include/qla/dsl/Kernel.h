@@ -159,6 +159,11 @@ public:
   /// (#qla.acc_slice: each thread loads and computes its own) instead of exchanging them through shared
   /// memory (two block barriers each). More registers and loads, fewer barriers.
   void sliceBroadcasts();
+  /// The warpgroups of a block without roles exchange on their own: round-robin fragments are held by
+  /// each warpgroup, and their broadcasts and the staged stores of accumulator fragments in loops wait
+  /// on a barrier of one warpgroup (in scratch of their own), so no block barrier holds the warpgroups
+  /// in step.
+  void warpgroupLocal();
   /// Warp specialization: the kernel's roles, in warpgroup order (this sets threads()). A role's
   /// `registers` is its setmaxnreg budget (0: none); a `producer` role issues the loads.
   struct Role {

@@ -82,6 +82,27 @@ ThreadGroup qla::threadGroup(Operation *op) {
   return {};
 }
 
+int64_t qla::stridedCopies(Type type) {
+  auto tile = dyn_cast<TileType>(type);
+  auto strided = tile ? dyn_cast_or_null<StridedLayoutAttr>(tile.getLayout()) : StridedLayoutAttr();
+  return strided ? strided.getCopies() : 1;
+}
+
+bool qla::storesPerWarpgroup(Operation *op) {
+  auto store = dyn_cast<StoreOp>(op);
+  auto kernel = op->getParentOfType<func::FuncOp>();
+  // (Outside loops a store's block barriers cost little, and let its scratch share the rings' bytes.)
+  if (!store || !kernel || !kernel->hasAttr(QlaDialect::kWarpgroupLocalAttr) || threadGroup(op).isRole() ||
+      !(op->getParentOfType<scf::ForOp>() || op->getParentOfType<ForOp>()))
+    return false;
+  auto tile = cast<TileType>(store.getValue().getType());
+  auto acc = dyn_cast_or_null<WgmmaAccLayoutAttr>(tile.getLayout());
+  if (!acc || acc.getWarpgroups() < 2)
+    return false;
+  int64_t rowsPerWarpgroup = tile.getShape()[0] / acc.getWarpgroups();
+  return !store.getTranspose() || (rowsPerWarpgroup * elementBytes(tile.getElementType())) % 128 == 0;
+}
+
 int64_t qla::kernelThreads(Operation *kernel) {
   auto block = kernel->getAttrOfType<DenseI64ArrayAttr>(QlaDialect::kBlockAttr);
   if (!block)
@@ -345,6 +366,11 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
   };
   if (name == kKernelAttr)
     return requireFunc();
+  if (name == kScratchPerWarpgroupAttr) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<StoreOp>(op))
+      return op->emitError() << "'" << name << "' must be a unit attribute on a qla.store";
+    return success();
+  }
   if (name == kSmemOffsetAttr || name == kScratchOffsetAttr) {
     auto v = dyn_cast<IntegerAttr>(attr.getValue());
     if (!v || v.getInt() < 0)
@@ -403,9 +429,12 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
         return success();
     return op->emitError() << "role '" << role.getValue() << "' is not among the kernel's qla.roles";
   }
-  if (name == kDependentLaunchAttr || name == kSliceBroadcastsAttr) {
+  if (name == kDependentLaunchAttr || name == kSliceBroadcastsAttr || name == kWarpgroupLocalAttr) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
+    if (name == kWarpgroupLocalAttr && op->hasAttr(kRolesAttr))
+      return op->emitError() << "'" << name << "' is for kernels without roles (roles synchronise on their own "
+                             << "named barriers already)";
     return requireFunc();
   }
   if (name == kMinBlocksAttr) {

@@ -11,6 +11,8 @@
 //    thread holds of that fragment) from its chain of copies, shared-tile reads, fills, iotas and maps, so that the
 //    broadcast moves no data: copies right after the original, the rest right before the broadcast.
 //    What nothing reads any more (originals, clones of a chain that could not be remade) goes.
+//  - In a kernel marked qla.warpgroup_local (no roles), round-robin fragments are held by each warpgroup
+//    (#qla.strided<threads = 128, copies = warpgroups>), so that exchanges from them stay in one warpgroup.
 //  - A gemm's register-fragment A stays in registers (wgmma reads A from registers) when it is 16-bit
 //    and spread like the accumulator (same rows, K a multiple of 16); else it is written to shared
 //    memory first (qla.share).
@@ -35,12 +37,15 @@ namespace {
 
 /// The accumulator layout only when it spans every warpgroup of the group: with fewer, the threads past
 /// it would address rows outside the tile (a 64-row tile on 256 threads goes round-robin instead).
-Attribute fragmentLayout(TileType tile, int64_t threads) {
+/// `perWarpgroup`: round-robin fragments are held by each warpgroup (qla.warpgroup_local).
+Attribute fragmentLayout(TileType tile, int64_t threads, bool perWarpgroup = false) {
   MLIRContext *ctx = tile.getContext();
   const int64_t wg = std::max<int64_t>(1, threads / 128);
   if (tile.getRank() == 2 && tile.getShape()[1] % 8 == 0 && tile.getShape()[1] <= 256 &&
       tile.getShape()[0] % (64 * wg) == 0)
     return WgmmaAccLayoutAttr::get(ctx, wg);
+  if (perWarpgroup && wg > 1)
+    return qla::StridedLayoutAttr::get(ctx, 128, wg);
   return qla::StridedLayoutAttr::get(ctx, threads);
 }
 
@@ -175,19 +180,20 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
   }
 
   void assignFragments(func::FuncOp kernel) {
-    auto retype = [&](Value v, int64_t threads) {
+    const bool local = kernel->hasAttr(QlaDialect::kWarpgroupLocalAttr);
+    auto retype = [&](Value v, ThreadGroup group) {
       auto tile = dyn_cast<TileType>(v.getType());
       if (tile && tile.isFragment() && !tile.getLayout())
-        v.setType(tile.withLayout(fragmentLayout(tile, threads)));
+        v.setType(tile.withLayout(fragmentLayout(tile, group.threads, local && !group.isRole())));
     };
     kernel.walk([&](Operation *op) {
-      int64_t threads = threadGroup(op).threads;
+      ThreadGroup group = threadGroup(op);
       for (Value r : op->getResults())
-        retype(r, threads);
+        retype(r, group);
       for (Region &region : op->getRegions())
         for (Block &block : region)
           for (BlockArgument arg : block.getArguments())
-            retype(arg, threads);
+            retype(arg, group);
     });
   }
 

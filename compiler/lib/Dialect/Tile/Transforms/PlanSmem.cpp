@@ -29,7 +29,8 @@ bool rowsInPieces(TileType tile, qla::TensorType tensor, bool transposed) {
 /// stages it in (a transposed store or copy into registers, or a store of a 2-byte accumulator fragment,
 /// whose tensor rows come in 16-byte pieces: see the lowering).
 int64_t exchangeScratchBytes(Operation *op) {
-  auto bytes = [](Value v) { return cast<TileType>(v.getType()).getNumElements() * 4; };
+  // (A fragment each warpgroup holds a copy of is exchanged in a copy of the scratch a warpgroup.)
+  auto bytes = [](Value v) { return cast<TileType>(v.getType()).getNumElements() * 4 * stridedCopies(v.getType()); };
   if (auto broadcast = dyn_cast<BroadcastOp>(op))
     return broadcast.readsSlice() ? 0 : bytes(op->getOperand(0));
   if (isa<ReduceOp, CumsumOp>(op))
@@ -122,16 +123,25 @@ std::pair<int64_t, int64_t> liveRange(Operation *def, const Positions &pos) {
 struct Placed {
   int64_t begin, end, offset, size;
   Operation *role; // the qla.role_region around the buffer's op, or null
+  bool ownBytes;   // synchronised by one warpgroup alone: shares bytes with no other buffer
 };
+
+/// Whether an op's scratch is written and read between barriers of one warpgroup (a qla.warpgroup_local
+/// kernel): the other warpgroups may be anywhere else in the kernel meanwhile, so its bytes are its own.
+bool synchronisedPerWarpgroup(Operation *op) {
+  return (op->getNumOperands() > 0 && stridedCopies(op->getOperand(0).getType()) > 1 &&
+          isa<BroadcastOp, ReduceOp, CumsumOp, TriInverseOp>(op)) ||
+         storesPerWarpgroup(op);
+}
 
 /// The lowest offset (a multiple of `align`) where `size` bytes overlap no placed buffer that is live at
 /// the same time. Role regions run concurrently: buffers of two different roles always overlap in time
-/// (positions in the IR order only one role's ops).
+/// (positions in the IR order only one role's ops); so do buffers synchronised per warpgroup with all others.
 int64_t firstFit(ArrayRef<Placed> placed, int64_t begin, int64_t end, int64_t size, int64_t align,
-                 Operation *role) {
+                 Operation *role, bool ownBytes) {
   SmallVector<std::pair<int64_t, int64_t>> busy;
   for (const Placed &p : placed)
-    if ((p.begin <= end && begin <= p.end) || (p.role && role && p.role != role))
+    if ((p.begin <= end && begin <= p.end) || (p.role && role && p.role != role) || p.ownBytes || ownBytes)
       busy.push_back({p.offset, p.offset + p.size});
   llvm::sort(busy);
   int64_t offset = 0;
@@ -173,8 +183,9 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
         if (int64_t bytes = exchangeScratchBytes(op)) {
           int64_t begin = pos.begin.lookup(op), end = pos.end.lookup(op);
           Operation *role = op->getParentOfType<RoleRegionOp>();
-          int64_t at = firstFit(placed, begin, end, bytes, 128, role);
-          placed.push_back({begin, end, at, bytes, role});
+          bool own = synchronisedPerWarpgroup(op);
+          int64_t at = firstFit(placed, begin, end, bytes, 128, role, own);
+          placed.push_back({begin, end, at, bytes, role, own});
           op->setAttr(kScratchOffsetAttr, i64(at));
           offset = std::max(offset, at + bytes);
           continue;
@@ -184,8 +195,8 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
         int64_t align = (swz && swz.getBytes() > 0) ? 1024 : 128;
         auto [begin, end] = liveRange(op, pos);
         Operation *role = op->getParentOfType<RoleRegionOp>();
-        int64_t at = firstFit(placed, begin, end, t.getSizeInBytes(), align, role);
-        placed.push_back({begin, end, at, t.getSizeInBytes(), role});
+        int64_t at = firstFit(placed, begin, end, t.getSizeInBytes(), align, role, false);
+        placed.push_back({begin, end, at, t.getSizeInBytes(), role, false});
         if (auto alloc = dyn_cast<SmemAllocOp>(op))
           alloc.setOffsetAttr(i64(at));
         else
@@ -204,12 +215,15 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
           continue;
         int64_t bytes = exchangeScratchBytes(op), begin = pos.begin.lookup(op), end = pos.end.lookup(op);
         Operation *role = op->getParentOfType<RoleRegionOp>();
-        int64_t at = firstFit(placed, begin, end, bytes, 128, role);
+        bool own = synchronisedPerWarpgroup(op);
+        int64_t at = firstFit(placed, begin, end, bytes, 128, role, own);
         if (at + bytes > offset &&
             (at + bytes + 1024 > budgetBytes || blocksPerSM(at + bytes) < blocksPerSM(offset)))
           continue;
-        placed.push_back({begin, end, at, bytes, role});
+        placed.push_back({begin, end, at, bytes, role, own});
         op->setAttr(kScratchOffsetAttr, i64(at));
+        if (own)
+          op->setAttr(kScratchPerWarpgroupAttr, UnitAttr::get(&getContext()));
         offset = std::max(offset, at + bytes);
       }
       // The kernel aligns the dynamic shared-memory base to 1024 bytes at run time; reserve the slack.

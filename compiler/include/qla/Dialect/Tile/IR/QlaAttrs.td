@@ -31,8 +31,15 @@ def Qla_SwizzleAttr : Qla_Attr<"Swizzle", "swizzle"> {
 def Qla_StridedLayoutAttr : Qla_Attr<"StridedLayout", "strided"> {
   let summary = "a fragment spread round-robin over the block's threads: element i (row-major) lives in "
                 "thread i % threads";
-  let parameters = (ins "int64_t":$threads);
-  let assemblyFormat = "`<` `threads` `=` $threads `>`";
+  let description = [{
+    With `copies` > 1 the fragment is held `copies` times, once by each group of `threads` consecutive
+    threads (each warpgroup a copy, in a kernel marked qla.warpgroup_local): element i lives in thread
+    i % threads of every group, so an exchange from it stays inside the group (a named barrier of the
+    group's threads, its own copy in scratch) and the groups need not wait for each other.
+  }];
+  let parameters = (ins "int64_t":$threads, DefaultValuedParameter<"int64_t", "1">:$copies);
+  let assemblyFormat = "`<` `threads` `=` $threads (`,` `copies` `=` $copies^)? `>`";
+  let builders = [AttrBuilder<(ins "int64_t":$threads), [{ return $_get($_ctxt, threads, 1); }]>];
 }
 
 def Qla_RoleAttr : Qla_Attr<"Role", "role"> {

@@ -27,6 +27,9 @@ namespace qla {
 /// and the kernel's scratch region for fragments exchanged between threads.
 constexpr llvm::StringLiteral kSmemOffsetAttr = "qla.smem_offset";
 constexpr llvm::StringLiteral kScratchOffsetAttr = "qla.scratch_offset";
+/// Set by qla-plan-smem beside qla.scratch_offset on a store each warpgroup stages alone
+/// (storesPerWarpgroup): the bytes are the op's own, and its barriers are its warpgroup's.
+constexpr llvm::StringLiteral kScratchPerWarpgroupAttr = "qla.scratch_per_warpgroup";
 /// Set by qla-convert-to-nvvm on consecutive copies into shared memory, which synchronise once:
 /// a copy that follows another skips the leading barrier, one followed by another skips the wait.
 constexpr llvm::StringLiteral kCopyFollowsCopyAttr = "qla.copy_follows_copy";
@@ -51,6 +54,15 @@ struct ThreadGroup {
   bool isRole() const { return barrierId != 0; }
 };
 ThreadGroup threadGroup(mlir::Operation *op);
+
+/// How many warpgroups hold their own copy of a round-robin fragment (#qla.strided copies; 1 for any
+/// other type): an exchange from it runs in each warpgroup alone, on named barrier 1 + its index.
+int64_t stridedCopies(mlir::Type type);
+/// Whether a store of an accumulator fragment inside a loop of a kernel marked qla.warpgroup_local stages each
+/// warpgroup's rows (the tensor's columns when transposed) through scratch of its own on its own
+/// named barrier: the fragment spans several warpgroups and, transposed, each one's share of a tensor
+/// row is whole 128-byte swizzle spans.
+bool storesPerWarpgroup(mlir::Operation *store);
 
 /// Shared-memory layout of a tile (rank >= 2; rings use their slot shape). Rows of 32 or 64 bytes are
 /// swizzled at their own width; rows that are a multiple of 128 bytes are stored as column blocks,

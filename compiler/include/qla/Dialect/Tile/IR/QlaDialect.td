@@ -33,6 +33,11 @@ def Qla_Dialect : Dialect {
     /// qla-assign-layouts) instead of exchanging through shared memory: no barriers, but each thread
     /// loads and computes the rows or columns it holds (run 80: slower for the GDN kernels).
     static constexpr llvm::StringLiteral kSliceBroadcastsAttr = "qla.slice_broadcasts";
+    /// The kernel's warpgroups exchange fragments each on its own (no roles): round-robin fragments are
+    /// held once per warpgroup (#qla.strided copies), their broadcasts and the staged stores of
+    /// accumulator fragments synchronise one warpgroup (a named barrier) in scratch of their own, so
+    /// the warpgroups of a block are not held in step by block barriers.
+    static constexpr llvm::StringLiteral kWarpgroupLocalAttr = "qla.warpgroup_local";
     /// A warp-specialized kernel's roles (an array of #qla.role, in warpgroup order), and on an op
     /// the name of the role that runs it.
     static constexpr llvm::StringLiteral kRolesAttr = "qla.roles";
