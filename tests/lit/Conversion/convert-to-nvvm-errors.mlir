@@ -117,3 +117,18 @@ func.func @gemm_accumulator_round_robin(%A: !qla.tensor<256x64xbf16>) attributes
   %r = qla.gemm %a, %a, %z {transpose_b} : !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xbf16, smem, #qla.swizzle<128>>, !qla.tile<64x64xf32, frag, #qla.strided<threads = 256>> -> !qla.tile<64x64xf32, frag, #qla.strided<threads = 256>>
   return
 }
+
+// -----
+
+// A fragment held by each warpgroup (qla.warpgroup_local) exchanges per warpgroup only by broadcast and
+// reduce (no barriers inside them); a cumsum's line scan synchronises the block and is refused.
+func.func @cumsum_of_warpgroup_copies(%A: !qla.tensor<64x32xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>, qla.smem_bytes = 17408 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<64x32xf32> -> !qla.tile<64x32xf32, frag, #qla.strided<threads = 128, copies = 2>>
+  // expected-error @+2 {{'qla.cumsum' op of a fragment held by each warpgroup (#qla.strided copies, a qla.warpgroup_local kernel) is not supported: only broadcasts and reductions exchange per warpgroup}}
+  // expected-error @+1 {{failed to legalize operation 'qla.cumsum' that was explicitly marked illegal}}
+  %s = qla.cumsum %a, 0 {qla.scratch_offset = 0 : i64} : !qla.tile<64x32xf32, frag, #qla.strided<threads = 128, copies = 2>>
+  qla.store %s, %A[%c0, %c0] : !qla.tile<64x32xf32, frag, #qla.strided<threads = 128, copies = 2>>, !qla.tensor<64x32xf32>
+  return
+}

@@ -1054,6 +1054,17 @@ func.func @slice_broadcasts_attr() attributes {qla.kernel, qla.slice_broadcasts 
 
 // -----
 
+// expected-error @+1 {{'qla.warpgroup_local' is for kernels without roles (roles synchronise on their own named barriers already)}}
+func.func @warpgroup_local_with_roles() attributes {qla.kernel, qla.warpgroup_local,
+    qla.roles = [#qla.role<"state", warpgroups = 1>, #qla.role<"output", warpgroups = 1>]} { return }
+
+// -----
+
+// expected-error @+1 {{'qla.scratch_per_warpgroup' must be a unit attribute on a qla.store}}
+func.func @scratch_per_warpgroup_attr() attributes {qla.kernel, qla.scratch_per_warpgroup} { return }
+
+// -----
+
 func.func @read_box_too_big(%t: !qla.tile<64x4xf32, smem>, %i: index) {
   // expected-error @+1 {{box of 8 in dimension 1 exceeds the tile's 4}}
   %r = qla.read %t[%i, %i] : !qla.tile<64x4xf32, smem> -> !qla.tile<64x8xf32, frag>

@@ -102,6 +102,14 @@ Value FragLayout::exists(OpBuilder &b, Location loc, Value tid, int64_t e) const
                                  i32Const(b, loc, type.getNumElements()));
 }
 
+Value FragLayout::writes(OpBuilder &b, Location loc, Value tid, int64_t e) const {
+  Value has = exists(b, loc, tid, e);
+  if (copies == 1)
+    return has;
+  Value first = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid, i32Const(b, loc, threads));
+  return has ? b.create<arith::AndIOp>(loc, has, first).getResult() : first;
+}
+
 /// The scf.for around the insertion point, if any.
 scf::ForOp enclosingLoop(OpBuilder &b) {
   Operation *parent = b.getInsertionBlock() ? b.getInsertionBlock()->getParentOp() : nullptr;

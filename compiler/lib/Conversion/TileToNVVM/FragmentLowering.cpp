@@ -413,7 +413,7 @@ void storeViaScratch(ConversionPatternRewriter &rw, Location loc, StoreOp op, St
     if (pairs)
       v = insert(rw, loc, insert(rw, loc, emptyVector(rw, loc, VectorType::get({2}, elt)), v, 0),
                  element(rw, loc, a.getValue(), e + 1), 1);
-    if (Value exists = layout.exists(rw, loc, tid, e))
+    if (Value exists = layout.writes(rw, loc, tid, e))
       guarded(rw, loc, exists, Type(), [&](OpBuilder &b, Location l) -> Value {
         b.create<LLVM::StoreOp>(l, v, gepBytes(b, l, base, bytes));
         return {};
@@ -564,7 +564,7 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
     for (int64_t e = 0; !pairs && e < layout->perThread(); ++e) {
       auto [ptr, inside] = globalElement(rw, loc, a.getDest(), op.getDest().getType(), a.getOffsets(), a.getBounds(),
                                          placed(layout->coords(rw, loc, tid, e), op.getTranspose()));
-      if (Value exists = layout->exists(rw, loc, tid, e))
+      if (Value exists = layout->writes(rw, loc, tid, e))
         inside = rw.create<arith::AndIOp>(loc, inside, exists);
       Value v = element(rw, loc, a.getValue(), e);
       guarded(rw, loc, inside, Type(), [&, ptr = ptr](OpBuilder &b, Location l) -> Value {

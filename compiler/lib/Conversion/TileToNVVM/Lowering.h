@@ -49,6 +49,10 @@ struct FragLayout {
   SmallVector<Value> coords(OpBuilder &b, Location loc, Value tid, int64_t e) const;
   /// Whether this thread has an element e (null when every thread has it).
   Value exists(OpBuilder &b, Location loc, Value tid, int64_t e) const;
+  /// Whether this thread writes its element e to memory that all threads see (global or shared tiles,
+  /// shared scratch): exists, and of a fragment held in copies, only the first group's (one writer an
+  /// element; null when every thread writes).
+  Value writes(OpBuilder &b, Location loc, Value tid, int64_t e) const;
 };
 std::optional<FragLayout> fragLayout(TileType t);
 

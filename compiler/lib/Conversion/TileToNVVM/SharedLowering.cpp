@@ -110,7 +110,7 @@ void writeShared(OpBuilder &b, Location loc, TileType tile, Value base, const Fr
                  function_ref<Value(OpBuilder &, Location, int64_t, ArrayRef<Value>, Value &)> valueOf) {
   for (int64_t e = 0; e < layout.perThread(); ++e) {
     SmallVector<Value> c = layout.coords(b, loc, tid, e);
-    Value cond = layout.exists(b, loc, tid, e);
+    Value cond = layout.writes(b, loc, tid, e);
     Value v = valueOf(b, loc, e, c, cond);
     Value ptr = gepBytes(b, loc, base, sharedOffset(b, loc, tile, c[0], c[1]));
     guarded(b, loc, cond, Type(), [&](OpBuilder &t, Location l) -> Value {

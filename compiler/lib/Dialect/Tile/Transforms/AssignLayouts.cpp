@@ -11,7 +11,7 @@
 //    thread holds of that fragment) from its chain of copies, shared-tile reads, fills, iotas and maps, so that the
 //    broadcast moves no data: copies right after the original, the rest right before the broadcast.
 //    What nothing reads any more (originals, clones of a chain that could not be remade) goes.
-//  - In a kernel marked qla.warpgroup_local (no roles), round-robin fragments are held by each warpgroup
+//  - In a kernel marked qla.warpgroup_local (no roles), round-robin vectors are held by each warpgroup
 //    (#qla.strided<threads = 128, copies = warpgroups>), so that exchanges from them stay in one warpgroup.
 //  - A gemm's register-fragment A stays in registers (wgmma reads A from registers) when it is 16-bit
 //    and spread like the accumulator (same rows, K a multiple of 16); else it is written to shared
@@ -37,14 +37,16 @@ namespace {
 
 /// The accumulator layout only when it spans every warpgroup of the group: with fewer, the threads past
 /// it would address rows outside the tile (a 64-row tile on 256 threads goes round-robin instead).
-/// `perWarpgroup`: round-robin fragments are held by each warpgroup (qla.warpgroup_local).
+/// `perWarpgroup`: round-robin vectors are held by each warpgroup (qla.warpgroup_local); larger tiles
+/// stay spread over all threads (a copy a warpgroup of a 64x128 f32 tile and of its scratch costs more
+/// than the block barriers saved).
 Attribute fragmentLayout(TileType tile, int64_t threads, bool perWarpgroup = false) {
   MLIRContext *ctx = tile.getContext();
   const int64_t wg = std::max<int64_t>(1, threads / 128);
   if (tile.getRank() == 2 && tile.getShape()[1] % 8 == 0 && tile.getShape()[1] <= 256 &&
       tile.getShape()[0] % (64 * wg) == 0)
     return WgmmaAccLayoutAttr::get(ctx, wg);
-  if (perWarpgroup && wg > 1)
+  if (perWarpgroup && wg > 1 && sliceVectorDim(tile.getShape()))
     return qla::StridedLayoutAttr::get(ctx, 128, wg);
   return qla::StridedLayoutAttr::get(ctx, threads);
 }

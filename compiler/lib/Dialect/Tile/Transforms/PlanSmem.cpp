@@ -123,25 +123,38 @@ std::pair<int64_t, int64_t> liveRange(Operation *def, const Positions &pos) {
 struct Placed {
   int64_t begin, end, offset, size;
   Operation *role; // the qla.role_region around the buffer's op, or null
-  bool ownBytes;   // synchronised by one warpgroup alone: shares bytes with no other buffer
 };
 
 /// Whether an op's scratch is written and read between barriers of one warpgroup (a qla.warpgroup_local
-/// kernel): the other warpgroups may be anywhere else in the kernel meanwhile, so its bytes are its own.
+/// kernel).
 bool synchronisedPerWarpgroup(Operation *op) {
   return (op->getNumOperands() > 0 && stridedCopies(op->getOperand(0).getType()) > 1 &&
           isa<BroadcastOp, ReduceOp, CumsumOp, TriInverseOp>(op)) ||
          storesPerWarpgroup(op);
 }
 
+/// When an exchange's scratch is live. Usually only while its op runs. Synchronised per warpgroup, from
+/// the kernel's start to the end of its outermost loop: while one warpgroup writes it, another may still
+/// be anywhere before it (reading a buffer an earlier block-wide op left, or an earlier iteration's); only
+/// the leading block barrier of a block-wide writer after the loop waits for all of them.
+std::pair<int64_t, int64_t> scratchRange(Operation *op, const Positions &pos) {
+  if (!synchronisedPerWarpgroup(op))
+    return {pos.begin.lookup(op), pos.end.lookup(op)};
+  Operation *outer = op;
+  for (Operation *at = op->getParentOp(); at && !isa<func::FuncOp>(at); at = at->getParentOp())
+    if (isa<scf::ForOp, ForOp>(at))
+      outer = at;
+  return {0, pos.end.lookup(outer)};
+}
+
 /// The lowest offset (a multiple of `align`) where `size` bytes overlap no placed buffer that is live at
 /// the same time. Role regions run concurrently: buffers of two different roles always overlap in time
-/// (positions in the IR order only one role's ops); so do buffers synchronised per warpgroup with all others.
+/// (positions in the IR order only one role's ops).
 int64_t firstFit(ArrayRef<Placed> placed, int64_t begin, int64_t end, int64_t size, int64_t align,
-                 Operation *role, bool ownBytes) {
+                 Operation *role) {
   SmallVector<std::pair<int64_t, int64_t>> busy;
   for (const Placed &p : placed)
-    if ((p.begin <= end && begin <= p.end) || (p.role && role && p.role != role) || p.ownBytes || ownBytes)
+    if ((p.begin <= end && begin <= p.end) || (p.role && role && p.role != role))
       busy.push_back({p.offset, p.offset + p.size});
   llvm::sort(busy);
   int64_t offset = 0;
@@ -181,11 +194,10 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
         if (stagingIsOptional(op))
           continue;
         if (int64_t bytes = exchangeScratchBytes(op)) {
-          int64_t begin = pos.begin.lookup(op), end = pos.end.lookup(op);
+          auto [begin, end] = scratchRange(op, pos);
           Operation *role = op->getParentOfType<RoleRegionOp>();
-          bool own = synchronisedPerWarpgroup(op);
-          int64_t at = firstFit(placed, begin, end, bytes, 128, role, own);
-          placed.push_back({begin, end, at, bytes, role, own});
+          int64_t at = firstFit(placed, begin, end, bytes, 128, role);
+          placed.push_back({begin, end, at, bytes, role});
           op->setAttr(kScratchOffsetAttr, i64(at));
           offset = std::max(offset, at + bytes);
           continue;
@@ -195,8 +207,8 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
         int64_t align = (swz && swz.getBytes() > 0) ? 1024 : 128;
         auto [begin, end] = liveRange(op, pos);
         Operation *role = op->getParentOfType<RoleRegionOp>();
-        int64_t at = firstFit(placed, begin, end, t.getSizeInBytes(), align, role, false);
-        placed.push_back({begin, end, at, t.getSizeInBytes(), role, false});
+        int64_t at = firstFit(placed, begin, end, t.getSizeInBytes(), align, role);
+        placed.push_back({begin, end, at, t.getSizeInBytes(), role});
         if (auto alloc = dyn_cast<SmemAllocOp>(op))
           alloc.setOffsetAttr(i64(at));
         else
@@ -213,16 +225,16 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
       for (Operation *op : buffers) {
         if (!stagingIsOptional(op))
           continue;
-        int64_t bytes = exchangeScratchBytes(op), begin = pos.begin.lookup(op), end = pos.end.lookup(op);
+        int64_t bytes = exchangeScratchBytes(op);
+        auto [begin, end] = scratchRange(op, pos);
         Operation *role = op->getParentOfType<RoleRegionOp>();
-        bool own = synchronisedPerWarpgroup(op);
-        int64_t at = firstFit(placed, begin, end, bytes, 128, role, own);
+        int64_t at = firstFit(placed, begin, end, bytes, 128, role);
         if (at + bytes > offset &&
             (at + bytes + 1024 > budgetBytes || blocksPerSM(at + bytes) < blocksPerSM(offset)))
           continue;
-        placed.push_back({begin, end, at, bytes, role, own});
+        placed.push_back({begin, end, at, bytes, role});
         op->setAttr(kScratchOffsetAttr, i64(at));
-        if (own)
+        if (synchronisedPerWarpgroup(op))
           op->setAttr(kScratchPerWarpgroupAttr, UnitAttr::get(&getContext()));
         offset = std::max(offset, at + bytes);
       }
