@@ -179,6 +179,7 @@ void Kernel::minBlocksPerSM(int64_t n, Loc loc) {
 void Kernel::dependentLaunch() { impl_->func->setAttr(QlaDialect::kDependentLaunchAttr, impl_->builder.getUnitAttr()); }
 void Kernel::sliceBroadcasts() { impl_->func->setAttr(QlaDialect::kSliceBroadcastsAttr, impl_->builder.getUnitAttr()); }
 void Kernel::warpgroupLocal() { impl_->func->setAttr(QlaDialect::kWarpgroupLocalAttr, impl_->builder.getUnitAttr()); }
+void Kernel::warpgroupTurns() { impl_->func->setAttr(QlaDialect::kWarpgroupTurnsAttr, impl_->builder.getUnitAttr()); }
 
 Index Kernel::blockId(int dim, Loc loc) {
   if (dim < 0 || dim > 2)

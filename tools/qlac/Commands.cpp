@@ -169,7 +169,8 @@ int compileCommand(const Args &args) {
                "stream serialization so launches overlap tails), slice_broadcasts (0, the default: broadcasts through\n"
                "shared memory; 1: gate and beta vectors laid out like the rows or columns they fill),\n"
                "warpgroup_local (1, the default: the forward's warpgroups exchange gate rows and stage Oᵀ each on\n"
-               "its own, with no block barrier in the loop; 0: block barriers).\n");
+               "its own, with no block barrier in the loop; 0: block barriers), warpgroup_turns (0|1: the wide\n"
+               "forward's warpgroups take turns at issuing their gemm groups).\n");
     return 0;
   }
   std::string className = o.className.empty() ? launcherClassName(o.kernel) : o.className;

@@ -46,6 +46,7 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createQlaPipeline());
   pm.addPass(createQlaAssignLayouts());
   pm.addPass(createQlaOverlapGemms());
+  pm.addPass(createQlaOrderWarpgroups());
   pm.addPass(createQlaPlanSmem(QlaPlanSmemOptions{options.smemBudgetBytes}));
   // To NVVM and LLVM.
   pm.addPass(createQlaConvertToNVVM());

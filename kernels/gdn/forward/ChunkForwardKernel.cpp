@@ -33,6 +33,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   auto k = newGdnKernel(c, "gdn_chunk_forward");
   if (c.warpgroupLocal && !c.roles && !c.fuseInverse)
     k->warpgroupLocal();
+  if (c.warpgroupTurns && !c.roles && !c.fuseInverse && c.BV > 64)
+    k->warpgroupTurns();
   auto cu = k->tensor("cu_seqlens", {-1}, DType::i64);
   auto q = k->tensor("q", {-1, c.H * K}, DType::bf16);
   auto keys = k->tensor("k", {-1, c.H * K}, DType::bf16);

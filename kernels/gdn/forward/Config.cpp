@@ -108,7 +108,8 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"split_run", field(c.splitRun)}, {"chunk_totals", flag(c.chunkTotals)},
                           {"dependent_launch", flag(c.dependentLaunch)},
                           {"slice_broadcasts", flag(c.sliceBroadcasts)},
-                          {"warpgroup_local", flag(c.warpgroupLocal)}});
+                          {"warpgroup_local", flag(c.warpgroupLocal)},
+                          {"warpgroup_turns", flag(c.warpgroupTurns)}});
   c.validate();
   return c;
 }

@@ -137,6 +137,8 @@ struct GdnForwardConfig {
   // no block barrier in its loop, so the two warpgroups of the wide tile need not run in step. Run 97
   // (H100): wide forward −7 % at (16,32) and (16,64) 4×8192. No effect on one-warpgroup tiles.
   bool warpgroupLocal = true;
+  // The wide forward's warpgroups take turns at issuing their gemm groups (Kernel::warpgroupTurns).
+  bool warpgroupTurns = false;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

@@ -105,6 +105,45 @@ struct AsyncWaitLowering : OpConversionPattern<AsyncWaitOp> {
   }
 };
 
+/// The warpgroups' turns at issuing gemm groups: warpgroup wg waits at named barrier 1 + W + wg (after
+/// the barriers 1 .. W of qla.warpgroup_local) with the warpgroup before it, which arrives there to pass
+/// the turn on. 256 threads a barrier: the waiting warpgroup and the passing one.
+struct WarpgroupTurnLowering : OpConversionPattern<WarpgroupTurnOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(WarpgroupTurnOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    int64_t warpgroups = blockThreads(op) / 128;
+    if (warpgroups < 2)
+      return rw.notifyMatchFailure(op, "one warpgroup takes no turns");
+    Value wg = warpgroupIndex(rw, loc, threadIdx(rw, loc));
+    Value base = i32Const(rw, loc, 1 + warpgroups), threads = i32Const(rw, loc, 256);
+    auto barrierOf = [&](OpBuilder &b, Value index) { return b.create<arith::AddIOp>(loc, base, index).getResult(); };
+    auto wait = [&](OpBuilder &b, Value index) {
+      b.create<NVVM::BarrierOp>(loc, Type(), barrierOf(b, index), threads, NVVM::BarrierReductionAttr(), Value());
+    };
+    auto arrive = [&](OpBuilder &b, Value index) { b.create<NVVM::BarrierArriveOp>(loc, barrierOf(b, index), threads); };
+    auto only = [&](int64_t which, function_ref<void(OpBuilder &)> body) {
+      Value is = rw.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, wg, i32Const(rw, loc, which));
+      guarded(rw, loc, is, Type(), [&](OpBuilder &b, Location) -> Value {
+        body(b);
+        return {};
+      });
+    };
+    StringRef step = op.getStep();
+    if (step == "wait")
+      wait(rw, wg);
+    else if (step == "pass")
+      arrive(rw, rw.create<arith::RemUIOp>(loc, rw.create<arith::AddIOp>(loc, wg, i32Const(rw, loc, 1)),
+                                            i32Const(rw, loc, warpgroups)));
+    else if (step == "begin")
+      only(warpgroups - 1, [&](OpBuilder &b) { arrive(b, i32Const(b, loc, 0)); });
+    else
+      only(0, [&](OpBuilder &b) { wait(b, i32Const(b, loc, 0)); });
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 /// Writes the elements of this thread to `tile` at `base`; the caller fences and synchronises.
 void writeShared(OpBuilder &b, Location loc, TileType tile, Value base, const FragLayout &layout, Value tid,
                  function_ref<Value(OpBuilder &, Location, int64_t, ArrayRef<Value>, Value &)> valueOf) {
@@ -478,7 +517,7 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
 } // namespace
 
 void populateSharedPatterns(const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<SmemAllocLowering, SlotLowering, TmaLoadLowering, AsyncWaitLowering, ShareLowering, ShareIntoLowering,
+  patterns.add<SmemAllocLowering, SlotLowering, TmaLoadLowering, AsyncWaitLowering, WarpgroupTurnLowering, ShareLowering, ShareIntoLowering,
                CopyToSharedLowering, ReadLowering>(converter, patterns.getContext());
 }
 

@@ -164,6 +164,9 @@ public:
   /// on a barrier of one warpgroup (in scratch of their own), so no block barrier holds the warpgroups
   /// in step.
   void warpgroupLocal();
+  /// The warpgroups of a block without roles take turns at issuing the gemm groups of its loops
+  /// (qla-order-warpgroups: one's tensor-core work beside the others' conversions).
+  void warpgroupTurns();
   /// Warp specialization: the kernel's roles, in warpgroup order (this sets threads()). A role's
   /// `registers` is its setmaxnreg budget (0: none); a `producer` role issues the loads.
   struct Role {

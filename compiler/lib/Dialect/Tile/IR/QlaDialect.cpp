@@ -429,10 +429,11 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
         return success();
     return op->emitError() << "role '" << role.getValue() << "' is not among the kernel's qla.roles";
   }
-  if (name == kDependentLaunchAttr || name == kSliceBroadcastsAttr || name == kWarpgroupLocalAttr) {
+  if (name == kDependentLaunchAttr || name == kSliceBroadcastsAttr || name == kWarpgroupLocalAttr ||
+      name == kWarpgroupTurnsAttr) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
-    if (name == kWarpgroupLocalAttr && op->hasAttr(kRolesAttr))
+    if ((name == kWarpgroupLocalAttr || name == kWarpgroupTurnsAttr) && op->hasAttr(kRolesAttr))
       return op->emitError() << "'" << name << "' is for kernels without roles (roles synchronise on their own "
                              << "named barriers already)";
     return requireFunc();
@@ -483,4 +484,13 @@ LogicalResult QlaDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     return success();
   }
   return op->emitError() << "unknown qla attribute '" << name << "'";
+}
+
+LogicalResult WarpgroupTurnOp::verify() {
+  StringRef step = getStep();
+  if (step != "begin" && step != "wait" && step != "pass" && step != "end")
+    return emitOpError() << "step must be begin, wait, pass or end, got '" << step << "'";
+  if (threadGroup(*this).isRole())
+    return emitOpError() << "is for kernels without roles (roles have their own named barriers)";
+  return success();
 }

@@ -38,6 +38,9 @@ def Qla_Dialect : Dialect {
     /// accumulator fragments synchronise one warpgroup (a named barrier) in scratch of their own, so
     /// the warpgroups of a block are not held in step by block barriers.
     static constexpr llvm::StringLiteral kWarpgroupLocalAttr = "qla.warpgroup_local";
+    /// qla-order-warpgroups: the warpgroups take turns at issuing the gemm groups of the kernel's loops
+    /// (qla.warpgroup_turn around each run of asynchronous gemms).
+    static constexpr llvm::StringLiteral kWarpgroupTurnsAttr = "qla.warpgroup_turns";
     /// A warp-specialized kernel's roles (an array of #qla.role, in warpgroup order), and on an op
     /// the name of the role that runs it.
     static constexpr llvm::StringLiteral kRolesAttr = "qla.roles";

@@ -353,6 +353,21 @@ def Qla_ChannelGetOp : Qla_Op<"channel_get"> {
   let assemblyFormat = "attr-dict `:` qualified(type($result))";
 }
 
+def Qla_WarpgroupTurnOp : Qla_Op<"warpgroup_turn"> {
+  let summary = "a step of the warpgroups' turns at issuing gemm groups (qla-order-warpgroups)";
+  let description = [{
+    The W warpgroups of a kernel without roles take turns, in a ring, at issuing their gemm groups, so
+    that one warpgroup's tensor-core work overlaps the others' elementwise work (FlashAttention-3's
+    ping-pong). `wait`: the warpgroup waits for its turn (named barrier 1 + W + wg, its threads and the
+    passing warpgroup's); `pass`: it hands the turn to the next warpgroup (arrives at the next one's
+    barrier); `begin`: the last warpgroup hands the first its first turn; `end`: the first warpgroup takes
+    the turn the last handed it last, so no arrival is left pending.
+  }];
+  let arguments = (ins StrAttr:$step);
+  let assemblyFormat = "$step attr-dict";
+  let hasVerifier = 1;
+}
+
 def Qla_AsyncWaitOp : Qla_Op<"async_wait"> {
   let summary = "wait until at most `pending` groups of asynchronous gemms are in flight";
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<7>]>:$pending);
