@@ -132,3 +132,16 @@ func.func @cumsum_of_warpgroup_copies(%A: !qla.tensor<64x32xf32>)
   qla.store %s, %A[%c0, %c0] : !qla.tile<64x32xf32, frag, #qla.strided<threads = 128, copies = 2>>, !qla.tensor<64x32xf32>
   return
 }
+
+// -----
+
+// One copy a warpgroup: copies x 128 threads must be the block.
+func.func @copies_not_the_block(%A: !qla.tensor<1x64xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 512, 1, 1>, qla.smem_bytes = 2048 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<1x64xf32> -> !qla.tile<1x64xf32, frag, #qla.strided<threads = 128, copies = 2>>
+  // expected-error @+2 {{'qla.broadcast' op has a fragment held in 2 copies of 128 threads, but its block has 512 threads: one copy a warpgroup (qla.warpgroup_local)}}
+  // expected-error @+1 {{failed to legalize operation 'qla.broadcast' that was explicitly marked illegal}}
+  %b = qla.broadcast %a {dims = array<i64: 0, 1>, qla.scratch_offset = 0 : i64} : !qla.tile<1x64xf32, frag, #qla.strided<threads = 128, copies = 2>> -> !qla.tile<256x64xf32, frag, #qla.wgmma_acc<warpgroups = 4>>
+  return
+}

@@ -55,7 +55,7 @@ func.func @two_runs()
 // One warpgroup has no one to take turns with: a remark, nothing inserted.
 // CHECK-LABEL: func.func @one_warpgroup(
 // CHECK-NOT: qla.warpgroup_turn
-// expected-remark @+1 {{qla.warpgroup_turns: one warpgroup, no turns to take}}
+// expected-remark @+1 {{qla.warpgroup_turns: 1 warpgroup(s), no turns taken (2 to 7: named barriers 1 + W + wg must stay below 16)}}
 func.func @one_warpgroup() attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.warpgroup_turns} {
   return
 }

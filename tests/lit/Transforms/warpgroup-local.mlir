@@ -63,3 +63,20 @@ func.func @block_wide(%g: !qla.tensor<1x64xf32>, %o: !qla.tensor<4096x128xbf16>)
   }
   return
 }
+
+// -----
+
+// Where a cumsum reads a vector (it exchanges block-wide only), the kernel's vectors stay spread over the
+// block.
+// LAYOUT-LABEL: func.func @cumsum_input(
+// LAYOUT: qla.copy {{.*}} -> !qla.tile<1x64xf32, frag, #qla.strided<threads = 256>>
+// LAYOUT: qla.cumsum {{.*}} : !qla.tile<1x64xf32, frag, #qla.strided<threads = 256>>
+// SMEM-LABEL: func.func @cumsum_input(
+func.func @cumsum_input(%g: !qla.tensor<1x64xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 256, 1, 1>, qla.warpgroup_local} {
+  %c0 = arith.constant 0 : index
+  %r = qla.copy %g[%c0, %c0] : !qla.tensor<1x64xf32> -> !qla.tile<1x64xf32, frag>
+  %s = qla.cumsum %r, 1 : !qla.tile<1x64xf32, frag>
+  qla.store %s, %g[%c0, %c0] : !qla.tile<1x64xf32, frag>, !qla.tensor<1x64xf32>
+  return
+}

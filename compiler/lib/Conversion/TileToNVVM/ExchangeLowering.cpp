@@ -82,6 +82,11 @@ struct ExchangePattern : OpConversionPattern<OpT> {
       return rw.notifyMatchFailure(op, "needs layouts and a scratch region (qla-plan-smem)");
     Location loc = op.getLoc();
     Value tid = threadIdx(rw, loc);
+    if (int64_t copies = stridedCopies(in); copies > 1 && 128 * copies != blockThreads(op)) {
+      op->emitOpError() << "has a fragment held in " << copies << " copies of 128 threads, but its block has "
+                        << blockThreads(op) << " threads: one copy a warpgroup (qla.warpgroup_local)";
+      return failure();
+    }
     if (stridedCopies(in) > 1 && !isa<BroadcastOp, ReduceOp>(op.getOperation())) {
       op->emitOpError() << "of a fragment held by each warpgroup (#qla.strided copies, a qla.warpgroup_local "
                            "kernel) is not supported: only broadcasts and reductions exchange per warpgroup";
@@ -89,7 +94,8 @@ struct ExchangePattern : OpConversionPattern<OpT> {
     }
     if (stridedCopies(in) > 1) { // each warpgroup's copy of the input in scratch of its own (qla-plan-smem)
       Value bytes = rw.create<arith::MulIOp>(loc, warpgroupIndex(rw, loc, tid),
-                                             i32Const(rw, loc, in.getNumElements() * 4));
+                                             i32Const(rw, loc, in.getNumElements() *
+                                                                   std::max<int64_t>(4, elementBytes(in.getElementType()))));
       base = gepBytes(rw, loc, base, rw.create<arith::ExtUIOp>(loc, rw.getI64Type(), bytes));
     }
     spill(rw, loc, base, in, a.getOperands()[0], tid);

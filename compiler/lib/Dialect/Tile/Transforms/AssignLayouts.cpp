@@ -12,7 +12,8 @@
 //    broadcast moves no data: copies right after the original, the rest right before the broadcast.
 //    What nothing reads any more (originals, clones of a chain that could not be remade) goes.
 //  - In a kernel marked qla.warpgroup_local (no roles), round-robin vectors are held by each warpgroup
-//    (#qla.strided<threads = 128, copies = warpgroups>), so that exchanges from them stay in one warpgroup.
+//    (#qla.strided<threads = 128, copies = warpgroups>), so that exchanges from them stay in one warpgroup;
+//    not in a kernel where a cumsum or tri_inverse reads a vector (those exchange block-wide only).
 //  - A gemm's register-fragment A stays in registers (wgmma reads A from registers) when it is 16-bit
 //    and spread like the accumulator (same rows, K a multiple of 16); else it is written to shared
 //    memory first (qla.share).
@@ -182,7 +183,13 @@ struct AssignLayoutsPass : qla::impl::QlaAssignLayoutsBase<AssignLayoutsPass> {
   }
 
   void assignFragments(func::FuncOp kernel) {
-    const bool local = kernel->hasAttr(QlaDialect::kWarpgroupLocalAttr);
+    // Not where a cumsum or tri_inverse reads a vector: those exchange block-wide only, and a vector's
+    // layout passes through maps to the vectors made from it (one rule for the kernel keeps them alike).
+    bool local = kernel->hasAttr(QlaDialect::kWarpgroupLocalAttr);
+    kernel.walk([&](Operation *op) {
+      if (isa<CumsumOp, TriInverseOp>(op) && sliceVectorDim(cast<TileType>(op->getOperand(0).getType()).getShape()))
+        local = false;
+    });
     auto retype = [&](Value v, ThreadGroup group) {
       auto tile = dyn_cast<TileType>(v.getType());
       if (tile && tile.isFragment() && !tile.getLayout())

@@ -42,22 +42,23 @@ struct OrderWarpgroupsPass : qla::impl::QlaOrderWarpgroupsBase<OrderWarpgroupsPa
     getOperation().walk([&](func::FuncOp kernel) {
       if (!kernel->removeAttr(QlaDialect::kWarpgroupTurnsAttr))
         return;
-      if (kernelThreads(kernel) < 256) {
-        kernel.emitRemark() << "qla.warpgroup_turns: one warpgroup, no turns to take";
+      int64_t warpgroups = kernelThreads(kernel) / 128;
+      if (warpgroups < 2 || 1 + 2 * warpgroups > 16) {
+        kernel.emitRemark() << "qla.warpgroup_turns: " << warpgroups << " warpgroup(s), no turns taken (2 to 7: "
+                            << "named barriers 1 + W + wg must stay below 16)";
         return;
       }
-      // The kernel's outermost loops (the turns' barriers count every warpgroup: all run each loop).
-      SmallVector<Operation *> loops;
-      for (Operation &op : kernel.getBody().front())
-        if (isa<scf::ForOp, ForOp>(op))
-          loops.push_back(&op);
-      for (Operation *loop : loops) {
-        if (!orderRuns(loop->getRegion(0).front()))
+      // The first of the kernel's outermost loops with gemm runs (the turns' barriers count every warpgroup:
+      // all run it). One loop only: a second's "begin" could arrive before the first's "end" took the last
+      // turn, and the barrier would complete with one warpgroup's arrivals alone.
+      for (Operation &op : kernel.getBody().front()) {
+        if (!isa<scf::ForOp, ForOp>(op) || !orderRuns(op.getRegion(0).front()))
           continue;
-        OpBuilder b(loop);
-        b.create<WarpgroupTurnOp>(loop->getLoc(), "begin");
-        b.setInsertionPointAfter(loop);
-        b.create<WarpgroupTurnOp>(loop->getLoc(), "end");
+        OpBuilder b(&op);
+        b.create<WarpgroupTurnOp>(op.getLoc(), "begin");
+        b.setInsertionPointAfter(&op);
+        b.create<WarpgroupTurnOp>(op.getLoc(), "end");
+        break;
       }
     });
   }

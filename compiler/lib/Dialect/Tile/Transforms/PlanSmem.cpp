@@ -30,7 +30,11 @@ bool rowsInPieces(TileType tile, qla::TensorType tensor, bool transposed) {
 /// whose tensor rows come in 16-byte pieces: see the lowering).
 int64_t exchangeScratchBytes(Operation *op) {
   // (A fragment each warpgroup holds a copy of is exchanged in a copy of the scratch a warpgroup.)
-  auto bytes = [](Value v) { return cast<TileType>(v.getType()).getNumElements() * 4 * stridedCopies(v.getType()); };
+  // (4 bytes an element, 8 for 8-byte elements: the spill writes elements of their own type.)
+  auto bytes = [](Value v) {
+    auto tile = cast<TileType>(v.getType());
+    return tile.getNumElements() * std::max<int64_t>(4, elementBytes(tile.getElementType())) * stridedCopies(tile);
+  };
   if (auto broadcast = dyn_cast<BroadcastOp>(op))
     return broadcast.readsSlice() ? 0 : bytes(op->getOperand(0));
   if (isa<ReduceOp, CumsumOp>(op))

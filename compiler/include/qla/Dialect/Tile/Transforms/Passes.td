@@ -139,9 +139,10 @@ def QlaOverlapGemms : Pass<"qla-overlap-gemms", "::mlir::ModuleOp"> {
 def QlaOrderWarpgroups : Pass<"qla-order-warpgroups", "::mlir::ModuleOp"> {
   let summary = "Let the warpgroups of a kernel take turns at issuing their gemm groups";
   let description = [{
-    In a kernel marked `qla.warpgroup_turns` (no roles, two or more warpgroups), each run of consecutive
-    asynchronous `qla.gemm`s in a loop is put between `qla.warpgroup_turn "wait"` and `"pass"`, with
-    `"begin"` before the loop and `"end"` after it: the warpgroups issue their gemm groups in turn, so
+    In a kernel marked `qla.warpgroup_turns` (no roles, 2 to 7 warpgroups), each run of consecutive
+    asynchronous `qla.gemm`s in the first outermost loop that has any is put between
+    `qla.warpgroup_turn "wait"` and `"pass"`, with `"begin"` before the loop and `"end"` after it (one loop:
+    a second one's "begin" could arrive before the first's "end" took the last turn): the warpgroups issue their gemm groups in turn, so
     one's tensor-core work overlaps the others' conversions and waits (FlashAttention-3's ping-pong)
     instead of all of them wanting the tensor cores at once. Every warpgroup must run the same runs
     (a kernel without roles: they do). Runs after `qla-overlap-gemms`, which makes the gemms
