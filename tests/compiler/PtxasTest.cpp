@@ -222,6 +222,9 @@ TEST_CASE("GDN kernels' register spills: none for K, V <= 128, no more than meas
       {"gdn_split_offsets", "H=16,HV=32", 0},
       {"gdn_chunk_inverse", "H=1,HV=2,K=256,V=256", 0}, // 2 blocks an SM by default at K = 256 (188 registers: f16 merges, two heads a block)
       {"gdn_chunk_forward", "H=1,HV=2,K=256,V=256,initial_state=1,final_state=1", 476}, // 468 before the per-column gate factors
+      // Hᵀ's operand through shared memory and the output before the update (an option, not yet timed).
+      {"gdn_chunk_forward", "H=1,HV=2,K=256,V=256,share_state_operand=1,initial_state=1,final_state=1", 36},
+      {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,share_state_operand=1,initial_state=1,final_state=1", 0},
   };
   qla::test::TempDir tmp;
   for (const Case &c : cases) {

@@ -197,6 +197,26 @@ TEST_CASE("gdn forward on the interpreter: four value heads a block of the inver
   CHECK(relL2(four.o, gdnRecurrentReference(p, in).o) <= 5e-3);
 }
 
+TEST_CASE("gdn forward on the interpreter: the state operand through shared memory (share_state_operand)",
+          "[gdn][interpreter]") {
+  // Hᵀ's bf16 parts shared for its two products and the output made before the update: the same
+  // operands and sums in another order of the chunk's ops, so the same numbers (K = 256, the case it is
+  // for, and precise = 2, which shares the lo part too).
+  auto [K, precise] = GENERATE(std::pair{256, 1}, std::pair{64, 2});
+  GdnProblem p = problem(1, 0, 1, 2, K, 64);
+  p.cuSeqlens = {0, 70, 200};
+  p.T = 200;
+  INFO("K = " << K << ", precise = " << precise);
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs plain = interpretGdnForward(p, in, {.precise = precise}),
+             shared = interpretGdnForward(p, in, {.precise = precise, .shareStateOperand = true});
+  CHECK(relL2(shared.o, plain.o) == 0.0);
+  CHECK(relL2(shared.finalState, plain.finalState) == 0.0);
+  GdnOutputs ref = gdnRecurrentReference(p, in);
+  CHECK(relL2(shared.o, ref.o) <= 5e-3);
+  CHECK(relL2(shared.finalState, ref.finalState) <= 5e-3);
+}
+
 TEST_CASE("gdn forward on the interpreter: the inverse's merges in bf16 hi + lo parts (inverse_f16 = 0)",
           "[gdn][interpreter]") {
   // The default merges take f16 operands; the bf16 hi + lo form is as close to float64 and computes

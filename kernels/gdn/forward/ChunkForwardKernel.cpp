@@ -183,6 +183,11 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       hHi = toBf16(Ht);
       if (c.precise >= 2)
         hLo = loPart(Ht, hHi);
+      if (c.shareStateOperand) { // Hᵀ's 16-bit parts enter the tensor cores from shared memory
+        hHi = k->share(hHi);
+        if (hLo)
+          hLo = k->share(*hLo);
+      }
       // The gemms are asynchronous (qla-overlap-gemms): the ones written one after another without
       // reading each other's results run together, and the elementwise work written after them that
       // reads none of their results overlaps them.
@@ -195,22 +200,37 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       Tile xe = k->map({xT, columns(eRow)}, DType::f32, [](const Scalars &e) { return -(e[1] * e[0]); });
       Tile xeHi = toBf16(xe);
       vnT = product(xeHi, c.precise >= 1 ? std::optional<Tile>(loPart(xe, xeHi)) : std::nullopt, ag, uT, {.b = true});
-      Tile decayed = k->map({Ht}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
-      Tile vdT = k->map({vnT, columns(dRow), cols}, DType::f32, [&](const Scalars &e) {
-        return select(e[2] < valid, e[0] * e[1], 0.0);
+    });
+    auto update = [&] {
+      in("state", [&] {
+        Tile decayed = k->map({Ht}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
+        Tile vdT = k->map({vnT, columns(dRow), cols}, DType::f32, [&](const Scalars &e) {
+          return select(e[2] < valid, e[0] * e[1], 0.0);
+        });
+        Tile vdHi = toBf16(vdT);
+        next = product(vdHi, c.precise >= 1 ? std::optional<Tile>(loPart(vdT, vdHi)) : std::nullopt, kc, decayed, {});
+        if (c.roles) // handed to the output role (without roles it is made where it is used, below)
+          vnHi = toBf16(vnT);
       });
-      Tile vdHi = toBf16(vdT);
-      next = product(vdHi, c.precise >= 1 ? std::optional<Tile>(loPart(vdT, vdHi)) : std::nullopt, kc, decayed, {});
-      if (c.roles) // handed to the output role (without roles it is made where it is used, below)
-        vnHi = toBf16(vnT);
-    });
-    in("output", [&] {
-      // Vnᵀ·aqkᵀ accumulates onto the decayed Hᵀ·Qcᵀ (one accumulator fewer).
-      Tile qhDecayed = k->map({qhT, columns(eRowOut)}, DType::f32, [](const Scalars &e) { return e[1] * e[0]; });
-      Tile oT = k->gemm(c.roles ? vnHi : toBf16(vnT), p, qhDecayed, {.b = true});
-      Tile outT = k->map({oT}, DType::bf16, [&](const Scalars &e) { return (scale * e[0]).to(DType::bf16); });
-      k->storeTransposed(outT, o, {t0, vcol}, {eos, c.HV * V});
-    });
+    };
+    auto output = [&] {
+      in("output", [&] {
+        // Vnᵀ·aqkᵀ accumulates onto the decayed Hᵀ·Qcᵀ (one accumulator fewer).
+        Tile qhDecayed = k->map({qhT, columns(eRowOut)}, DType::f32, [](const Scalars &e) { return e[1] * e[0]; });
+        Tile oT = k->gemm(c.roles ? vnHi : toBf16(vnT), p, qhDecayed, {.b = true});
+        Tile outT = k->map({oT}, DType::bf16, [&](const Scalars &e) { return (scale * e[0]).to(DType::bf16); });
+        k->storeTransposed(outT, o, {t0, vcol}, {eos, c.HV * V});
+      });
+    };
+    // With the state operand shared, Oᵀ is made before the update, so that Hᵀ·Qcᵀ's accumulator is dead
+    // while the update's (Hᵀ itself) is live: at K = 256 Hᵀ alone is 128 registers a thread.
+    if (c.shareStateOperand) {
+      output();
+      update();
+    } else {
+      update();
+      output();
+    }
     return next;
   });
   in("state", [&] {

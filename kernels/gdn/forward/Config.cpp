@@ -48,6 +48,10 @@ void GdnForwardConfig::validate() const {
                              "block's {} warpgroups is at most {} ({} a thread)",
                              r.loads, r.aux, r.state, BV / 64, warpgroups, cap * warpgroups, cap));
   }
+  if (shareStateOperand && (roles || fuseInverse))
+    throw fail(fmt::format("share_state_operand = 1 needs roles = 0 and fuse_inverse = 0, got roles = {}, "
+                           "fuse_inverse = {}",
+                           roles ? 1 : 0, fuseInverse ? 1 : 0));
   if (splitRun < 0 || splitRun > 3)
     throw fail(fmt::format("split_run = {} is not supported (0: none, 1: the context split's segment ends, 2: its "
                            "transitions, 3: the chunks' log-decays)",
@@ -109,7 +113,8 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"dependent_launch", flag(c.dependentLaunch)},
                           {"slice_broadcasts", flag(c.sliceBroadcasts)},
                           {"warpgroup_local", flag(c.warpgroupLocal)},
-                          {"warpgroup_turns", flag(c.warpgroupTurns)}});
+                          {"warpgroup_turns", flag(c.warpgroupTurns)},
+                          {"share_state_operand", flag(c.shareStateOperand)}});
   c.validate();
   return c;
 }

@@ -141,6 +141,11 @@ struct GdnForwardConfig {
   // Run 99 (H200): +15 %, and racecheck reported 2 hazards on that build (not yet explained): off, for
   // experiments only.
   bool warpgroupTurns = false;
+  // gdn_chunk_forward's Hᵀ enters its products (Hᵀ·Kcᵀ, Hᵀ·Qcᵀ) from shared memory (one stmatrix of its
+  // 16-bit parts a chunk) instead of from registers, and the output is made before the state update: for
+  // K = 256, where Hᵀ is 128 f32 registers a thread and the register form spills 476 B (precise = 1) and
+  // this one 36 B (ptxas 13.0). Not measured on the GPU yet: off, for the A/B (no roles or fuse_inverse).
+  bool shareStateOperand = false;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

@@ -48,6 +48,7 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
     c.precise = options.precise;
   if (options.inverseF16 >= 0)
     c.inverseF16 = options.inverseF16 != 0;
+  c.shareStateOperand = options.shareStateOperand;
   c.inverseChunks = options.inverseChunks;
   c.inverseStages = options.inverseStages;
   if (options.inverseHeads != 0)

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Session 19, run 101: the fused forward (fuse_inverse=1: the inverse in an aux warpgroup, BV = 128, role
+# budgets loads / aux / state 24 / 120 / 184) with bf16 operands (precise=0: 16 B of spills) and with
+# precise=1 (260 B), against the two-kernel default and the two-kernel precise=0 in the same run.
+# Pack: pack_gdn.sh h16hv32 "H=16,HV=32,K=128,V=128,BV=64" h16hv32p0 "…,precise=0" h16hv32f0
+#   "H=16,HV=32,K=128,V=128,BV=128,precise=0,stages=2,fuse_inverse=1,loads_regs=24,aux_regs=120,state_regs=184"
+#   h16hv32f1 (the same, precise=1) h2hv4f0 (H=2,HV=4, as h16hv32f0) k256 "H=16,HV=32,K=256,V=256,BV=64"
+#   k256s (the same, share_state_operand=1). Carry devpkg.
+# Also K = V = 256 with Hᵀ's operand through shared memory (share_state_operand: 476 -> 36 B of spills)
+# against the register form, (16,32) 1x32768 (the planner runs the narrow kernel unsplit at K = 256).
+set -uo pipefail
+export LD_LIBRARY_PATH=$PWD/devpkg/lib:${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
+out=${OUT:-/tmp/out}; w=/tmp/s19r1; rm -rf $w; mkdir -p $w $out
+save() { tar czf $out/out.tgz -C $w .; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $w/gdn.log
+g() { local c=$1 tag=$2; shift 2
+  timeout 200 devpkg/qla_gpu_gdn devpkg/gdn/$c --set "$(cat devpkg/gdn/$c/settings)" --json $w/gdn-$c-$tag.json "$@" \
+    2>&1 | sed 's/ seed=[0-9]*//' | sed "s/^/$c $tag /" >> $w/gdn.log; }
+for c in h2hv4f0 h16hv32f0 h16hv32f1; do
+  g $c small --shape 4,256 --timeout 30
+  g $c varlen --varlen 100,300,40,700,64,1000 --no-split --timeout 30
+done
+san() { local c=$1 tool=$2; shift 2
+  timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 devpkg/qla_gpu_gdn devpkg/gdn/$c \
+    --set "$(cat devpkg/gdn/$c/settings)" "$@" --timeout 110 > /tmp/san.log 2>&1
+  echo "gdn $c $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1)) $*" >> $w/gdn.log; }
+g k256s small --shape 2,300 --timeout 30
+g k256s varlen --varlen 100,300,40,700 --timeout 30
+for tool in memcheck racecheck synccheck; do san h2hv4f0 $tool --shape 4,256 --no-split; done
+san k256s memcheck --shape 2,300
+san k256s racecheck --shape 2,300
+save
+for round in 1 2; do
+  for c in h16hv32 h16hv32p0 h16hv32f0 h16hv32f1; do
+    g $c ab4x8192-$round --shape 4,8192 --bench --gate logsigmoid --no-split --timeout 40
+  done
+done
+for c in k256 k256s; do g $c ab1x32768 --shape 1,32768 --bench --gate logsigmoid --timeout 60; done
+save
+prof() { local c=$1; shift
+  timeout 100 ncu --clock-control none --metrics gpu__time_duration.sum \
+    --csv --print-units base devpkg/qla_gpu_gdn devpkg/gdn/$c --set "$(cat devpkg/gdn/$c/settings)" "$@" --timeout 90 \
+    > $w/ncu-$c.csv 2> $w/ncu-$c.err
+  python3 - "$w/ncu-$c.csv" "$c" <<'PY' | tee -a $w/gdn.log
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+hdr = rows[0]; k = hdr.index("Kernel Name"); v = hdr.index("Metric Value")
+t = collections.defaultdict(list)
+for r in rows[1:]:
+    if "reference" in r[k] or "poison" in r[k]: continue
+    t[r[k][:28]].append(float(r[v].replace(',', '')) / 1000)
+for name, xs in t.items():
+    xs.sort(); print(f"ncu {sys.argv[2]}: {name:28s} median {xs[len(xs)//2]:9.1f} us of {len(xs)}")
+PY
+}
+for c in h16hv32 h16hv32p0 h16hv32f0 h16hv32f1; do prof $c --shape 4,8192 --gate logsigmoid --no-split; done
+for c in k256 k256s; do prof $c --shape 1,8192 --gate logsigmoid --no-split; done
+save
+grep -E "FAIL|passed|memcheck|racecheck|synccheck|ms a call|ncu" $w/gdn.log | sed -E 's/vs GPU float64 reference, unwritten 0, //' | cut -c1-220 | tail -60
