@@ -142,7 +142,9 @@ Tile Kernel::share(const Tile &t, Loc loc) {
   return Tile{this, ptr(v), t.shape, t.dtype, true};
 }
 
-Tile Kernel::triInverse(const Tile &t, int64_t block, Loc loc) {
+Tile Kernel::triInverse(const Tile &t, int64_t block, Loc loc) { return triInverse(t, block, false, loc); }
+
+Tile Kernel::triInverse(const Tile &t, int64_t block, bool f16Merges, Loc loc) {
   requireFragment(t, "triInverse", name_, loc);
   if (t.shape.size() != 2 || t.shape[0] != t.shape[1] || !isFloatingPoint(t.dtype))
     throw Error(fmt::format("{}: kernel '{}': triInverse needs a square floating-point tile, got {}", where(loc),
@@ -150,8 +152,16 @@ Tile Kernel::triInverse(const Tile &t, int64_t block, Loc loc) {
   if (block < 0 || (block > 0 && t.shape[0] % block != 0))
     throw Error(fmt::format("{}: kernel '{}': triInverse block = {} must divide the size {}", where(loc), name_,
                             block, t.shape[0]));
-  Value v = impl_->builder.create<TriInverseOp>(impl_->loc(loc), val(t.value),
+  if (f16Merges && (block || t.shape[0] != 64 || t.dtype != DType::f32))
+    throw Error(fmt::format("{}: kernel '{}': triInverse with f16 merges inverts a whole 64x64 f32 tile (block = 0), "
+                            "got {}{} with block = {}",
+                            where(loc), name_, shapeStr(t.shape), t.dtype == DType::f32 ? " f32" : " (not f32)",
+                            block));
+  auto op = impl_->builder.create<TriInverseOp>(impl_->loc(loc), val(t.value),
                                                 block ? impl_->builder.getI64IntegerAttr(block) : IntegerAttr());
+  if (f16Merges)
+    op.setF16Merges(true);
+  Value v = op;
   return Tile{this, ptr(v), t.shape, t.dtype, false};
 }
 

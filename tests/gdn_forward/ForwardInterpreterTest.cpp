@@ -197,6 +197,21 @@ TEST_CASE("gdn forward on the interpreter: four value heads a block of the inver
   CHECK(relL2(four.o, gdnRecurrentReference(p, in).o) <= 5e-3);
 }
 
+TEST_CASE("gdn forward on the interpreter: the chunk inverse as one op (inverse_in_warps)", "[gdn][interpreter]") {
+  // qla.tri_inverse f16_merges: the interpreter inverts exactly (the GPU lowering's f16 merges are
+  // checked on the SIMT simulator, SimtTest); here the kernels are built with it and stay accurate.
+  GdnProblem p = problem(1, 0, 2, 4, 128, 128);
+  p.cuSeqlens = {0, 70, 200};
+  p.T = 200;
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs got = interpretGdnForward(p, in, {.inverseInWarps = true}), ref = gdnRecurrentReference(p, in);
+  CHECK(relL2(got.o, ref.o) <= 5e-3);
+  CHECK(relL2(got.finalState, ref.finalState) <= 5e-3);
+  GdnForwardConfig c = parseGdnForwardConfig("H=2,HV=4,inverse_in_warps=1");
+  CHECK(buildGdnChunkInverse(c)->ir().find("f16_merges") != std::string::npos);
+  CHECK(buildGdnChunkInverse(parseGdnForwardConfig("H=2,HV=4"))->ir().find("f16_merges") == std::string::npos);
+}
+
 TEST_CASE("gdn forward on the interpreter: the state operand through shared memory (share_state_operand)",
           "[gdn][interpreter]") {
   // Hᵀ's bf16 parts shared for its two products and the output made before the update: the same

@@ -69,6 +69,12 @@ struct GdnForwardConfig {
   // for L2-normalised keys with β ≤ 1, GDN's inputs; beyond, they grow like (β‖k‖² − 1)^(i − j) and
   // overflow to inf (a and o NaN): inverse_f16 = 0 keeps bf16's range.
   bool inverseF16 = true;
+  // The chunk inverse A₀ made whole by one op inside the warps (qla.tri_inverse f16_merges): each warp's
+  // diagonal 16x16 block by elimination in registers, then the two merges on mma.sync (f16 operands, f32
+  // sums) with the blocks exchanged through 18 KB of scratch and two warpgroup barriers — instead of the
+  // merges as DSL gemms (wgmma, each operand shared with stmatrix, fences and barriers between). The same
+  // products and roundings as inverse_f16's merges. Not yet run on the GPU: off.
+  bool inverseInWarps = false;
   // The context split's segment length in tokens (a multiple of 64) for the planner of
   // qla::gdn::ChunkForward, 0 for its own choice: a host-side setting (no kernel changes), tunable per
   // shape (qlac tune gdn) like the tiles.

@@ -25,6 +25,7 @@ struct InterpretOptions {
   int64_t precise = -1; // >= 0: overrides GdnForwardConfig's default
   int64_t inverseF16 = -1; // >= 0: overrides GdnForwardConfig's default
   bool shareStateOperand = false; // GdnForwardConfig::shareStateOperand
+  bool inverseInWarps = false;    // GdnForwardConfig::inverseInWarps
   ForwardRun run = ForwardRun::full;
 };
 GdnOutputs interpretGdnForward(const GdnProblem &problem, const GdnInputs &inputs, const InterpretOptions &options = {});

@@ -103,7 +103,7 @@ void chunkMatrices(dsl::Kernel &k, const GdnForwardConfig &c, const Tile &qc, co
   useAqk(k.map({qk, gamma()}, DType::bf16, [](const Scalars &e) { return (e[0] * e[1]).to(DType::bf16); }));
   Tile n = k.map({kk, k.broadcast(beta, {C, C}, {0, 1}), rows, cols}, DType::f32,
                  [&](const Scalars &x) { return select(x[2] > x[3] && x[2] < valid, x[0] * x[1], 0.0); });
-  Tile a0 = invertOnTensorCores(k, n, rows, cols, c.inverseF16);
+  Tile a0 = c.inverseInWarps ? k.triInverse(n, 0, /*f16Merges=*/true) : invertOnTensorCores(k, n, rows, cols, c.inverseF16);
   useA(k.map({a0, gamma(), k.broadcast(beta, {C, C}, {1, 0})}, DType::bf16,
              [](const Scalars &e) { return (e[0] * e[1] * e[2]).to(DType::bf16); }));
 }

@@ -145,3 +145,17 @@ func.func @copies_not_the_block(%A: !qla.tensor<1x64xf32>)
   %b = qla.broadcast %a {dims = array<i64: 0, 1>, qla.scratch_offset = 0 : i64} : !qla.tile<1x64xf32, frag, #qla.strided<threads = 128, copies = 2>> -> !qla.tile<256x64xf32, frag, #qla.wgmma_acc<warpgroups = 4>>
   return
 }
+
+// -----
+
+// f16_merges needs the fragment in the wgmma accumulator layout of one warpgroup.
+func.func @f16_merges_strided(%A: !qla.tensor<64x64xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 33792 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<64x64xf32> -> !qla.tile<64x64xf32, frag, #qla.strided<threads = 128>>
+  // expected-error @+2 {{with f16_merges needs a 64x64 f32 wgmma accumulator fragment of one warpgroup}}
+  // expected-error @+1 {{failed to legalize operation 'qla.tri_inverse' that was explicitly marked illegal}}
+  %x = qla.tri_inverse %a {f16_merges, qla.scratch_offset = 0 : i64} : !qla.tile<64x64xf32, frag, #qla.strided<threads = 128>>
+  qla.store %x, %A[%c0, %c0] : !qla.tile<64x64xf32, frag, #qla.strided<threads = 128>>, !qla.tensor<64x64xf32>
+  return
+}

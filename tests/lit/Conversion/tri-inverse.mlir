@@ -117,3 +117,32 @@ func.func @diagonal_blocks_scratch(%A: !qla.tensor<64x64xf32>)
   qla.store %x, %A[%c0, %c0] : !qla.tile<64x64xf32, frag, #qla.strided<threads = 128>>, !qla.tensor<64x64xf32>
   return
 }
+
+// -----
+
+// With f16_merges the whole 64x64 inverse stays in the warps: the diagonal blocks as above (90
+// shuffles), then a barrier before the scratch is written (D_w and N's rows, transposed, as f16), a
+// barrier before merge 16 -> 32 (four mma.sync a warp: −D_w·N·D_(w−1)), one before merge 32 -> 64
+// (sixteen: −X_lo·N·X_up); the odd warps' blocks go to scratch under an scf.if. No other barrier.
+// CHECK-LABEL: func.func @f16_merges(
+// CHECK-COUNT-90: nvvm.shfl.sync idx
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-40: llvm.store %{{.*}} : f16, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-4: nvvm.mma.sync {{.*}}layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK: scf.if
+// CHECK-COUNT-8: llvm.store %{{.*}} : f16, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-16: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK-NOT: nvvm.barrier0
+// CHECK: return
+func.func @f16_merges(%A: !qla.tensor<64x64xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 128, 1, 1>, qla.smem_bytes = 19456 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = qla.copy %A[%c0, %c0] : !qla.tensor<64x64xf32> -> !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  %x = qla.tri_inverse %a {f16_merges, qla.scratch_offset = 0 : i64} : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>
+  qla.store %x, %A[%c0, %c0] : !qla.tile<64x64xf32, frag, #qla.wgmma_acc<warpgroups = 1>>, !qla.tensor<64x64xf32>
+  return
+}
+

@@ -957,6 +957,22 @@ func.func @tri_inverse_square(%x: !qla.tile<64x32xf32, frag>) {
 
 // -----
 
+func.func @tri_inverse_f16_merges_block(%x: !qla.tile<64x64xf32, frag>) {
+  // expected-error @+1 {{'qla.tri_inverse' op f16_merges inverts a whole 64x64 f32 tile (no block), got 64x64 with block}}
+  %r = qla.tri_inverse %x {block = 16, f16_merges} : !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
+func.func @tri_inverse_f16_merges_size(%x: !qla.tile<32x32xf32, frag>) {
+  // expected-error @+1 {{'qla.tri_inverse' op f16_merges inverts a whole 64x64 f32 tile (no block), got 32x32}}
+  %r = qla.tri_inverse %x {f16_merges} : !qla.tile<32x32xf32, frag>
+  return
+}
+
+// -----
+
 func.func @tri_inverse_int(%x: !qla.tile<64x64xi32, frag>) {
   // expected-error @+1 {{'qla.tri_inverse' op needs a square floating-point fragment, got 64x64}}
   %r = qla.tri_inverse %x : !qla.tile<64x64xi32, frag>

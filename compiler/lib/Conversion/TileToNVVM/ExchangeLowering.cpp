@@ -396,6 +396,20 @@ void invertBlocked(OpBuilder &b, Location loc, Value base, Value xBase, int64_t 
 struct TriInverseLowering : ExchangePattern<TriInverseOp> {
   using ExchangePattern::ExchangePattern;
   LogicalResult matchAndRewrite(TriInverseOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    if (op.mergesInWarps()) {
+      Value scratch = scratchBase(rw, op);
+      if (!scratch)
+        return rw.notifyMatchFailure(op, "needs a scratch region (qla-plan-smem)");
+      if (blockThreads(op) != 128)
+        return op.emitOpError() << "with f16_merges inverts a one-warpgroup fragment inside its warps, but "
+                                << blockThreads(op) << " threads run it: the warpgroup must be the block (or role)";
+      rw.replaceOp(op, invertInWarps(rw, op.getLoc(), op.getInput().getType(), a.getInput(), threadIdx(rw, op.getLoc()),
+                                     scratch));
+      return success();
+    }
+    if (op.getF16Merges())
+      return op.emitOpError() << "with f16_merges needs a 64x64 f32 wgmma accumulator fragment of one warpgroup, got "
+                              << op.getInput().getType();
     if (!op.invertsInWarps())
       return ExchangePattern::matchAndRewrite(op, a, rw);
     rw.replaceOp(op, invertDiagonalBlocksInWarps(rw, op.getLoc(), op.getInput().getType(), a.getInput(),

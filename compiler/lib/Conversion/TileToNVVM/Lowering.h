@@ -108,6 +108,11 @@ void forEachPiece(ConversionPatternRewriter &rw, Location loc, int64_t rows, int
 /// inverted by the warp that holds it (TriInverseOp::invertsInWarps); zero outside them.
 Value invertDiagonalBlocksInWarps(OpBuilder &b, Location loc, TileType type, Value vec, Value tid);
 
+/// tri_inverse of a whole 64x64 f32 accumulator fragment of one warpgroup (TriInverseOp::mergesInWarps):
+/// each warp's diagonal 16x16 block as above, then the two merges X_lo·N·X_up on mma.sync (f16 operands,
+/// f32 sums) through `scratch` (TriInverseOp::kInWarpsScratchBytes, shared memory; two block barriers).
+Value invertInWarps(OpBuilder &b, Location loc, TileType type, Value vec, Value tid, Value scratch);
+
 /// A 16-bit wgmma accumulator fragment (`tile` its type) into shared memory with stmatrix, four 8x8
 /// matrices an instruction; `transposed`: the .trans form, each matrix stored with the fragment's
 /// columns as rows. `address(r, c)` is where the 16 bytes starting at fragment element (r, c) go: the

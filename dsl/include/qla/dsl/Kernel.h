@@ -226,6 +226,9 @@ public:
   /// (I + StrictLower(t))^-1 of a square fragment.
   /// With `block` > 0, only the diagonal blocks of that size, each on its own (zero elsewhere).
   Tile triInverse(const Tile &t, int64_t block = 0, Loc loc = Loc::current());
+  /// With `f16Merges` (a 64x64 f32 tile, block = 0): the whole inverse inside the warps of the warpgroup
+  /// holding it, the diagonal blocks' merges on mma.sync with f16 operands (qla.tri_inverse f16_merges).
+  Tile triInverse(const Tile &t, int64_t block, bool f16Merges, Loc loc = Loc::current());
   /// Elementwise conversion of a fragment to another dtype.
   Tile cast(const Tile &t, DType to, Loc loc = Loc::current());
   /// Elements past the tensor's end or at or past `bounds` are not written.

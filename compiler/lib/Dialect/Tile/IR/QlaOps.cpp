@@ -332,6 +332,9 @@ LogicalResult TriInverseOp::verify() {
     return emitOpError() << "needs a square floating-point fragment, got " << shapeStr(t.getShape());
   if (auto block = getBlock(); block && (*block <= 0 || t.getShape()[0] % *block != 0))
     return emitOpError() << "block = " << *block << " must be positive and divide the size " << t.getShape()[0];
+  if (getF16Merges() && (getBlock() || t.getShape()[0] != 64 || !t.getElementType().isF32()))
+    return emitOpError() << "f16_merges inverts a whole 64x64 f32 tile (no block), got "
+                         << shapeStr(t.getShape()) << (getBlock() ? " with block" : "");
   return success();
 }
 
@@ -347,6 +350,12 @@ bool BroadcastOp::readsSlice() {
 bool TriInverseOp::invertsInWarps() {
   TileType t = getInput().getType();
   return getBlock() == 16 && isa_and_nonnull<WgmmaAccLayoutAttr>(t.getLayout()) && t.getElementType().isF32();
+}
+
+bool TriInverseOp::mergesInWarps() {
+  TileType t = getInput().getType();
+  auto acc = dyn_cast_or_null<WgmmaAccLayoutAttr>(t.getLayout());
+  return getF16Merges() && acc && acc.getWarpgroups() == 1;
 }
 
 LogicalResult RoleRegionOp::verify() {

@@ -40,7 +40,9 @@ int64_t exchangeScratchBytes(Operation *op) {
   if (isa<ReduceOp, CumsumOp>(op))
     return bytes(op->getOperand(0));
   if (auto inverse = dyn_cast<TriInverseOp>(op))
-    return inverse.invertsInWarps() ? 0 : 2 * bytes(op->getOperand(0));
+    return inverse.invertsInWarps()  ? 0
+           : inverse.mergesInWarps() ? TriInverseOp::kInWarpsScratchBytes
+                                     : 2 * bytes(op->getOperand(0));
   if (auto store = dyn_cast<StoreOp>(op)) {
     // Transposed stores, and 2-byte accumulator fragments (a thread holds 4-byte pairs of a row: whole
     // pieces through scratch take a quarter of the global stores).

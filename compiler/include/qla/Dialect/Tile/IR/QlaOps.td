@@ -272,15 +272,28 @@ def Qla_TriInverseOp : Qla_Op<"tri_inverse", [Pure, SameOperandsAndResultType]> 
     outside them are ignored and the result is zero outside them (the start of a blocked inverse whose
     merges, X ← X − X·(N·X), are gemms).
     On a wgmma accumulator fragment of f32 with `block = 16`, each warp holds whole diagonal blocks and
-    inverts its own with shuffles, in registers; otherwise the input goes through scratch shared memory.
+    inverts its own with shuffles, in registers; otherwise the input goes through scratch shared memory
+    and the substitution is f32.
+    `f16_merges` (a 64x64 f32 tile, no `block`) asks for the whole inverse inside the warps of the one
+    warpgroup holding it as an accumulator fragment: the diagonal 16x16 blocks as above, then the warps
+    merge them (the off-diagonal blocks −X_lo·N·X_up, 16 -> 32 -> 64) with mma.sync on f16 operands and
+    f32 sums, exchanging blocks through scratch shared memory. Its entries carry f16 operand rounding (as
+    the merges of GDN's inverse_f16 do) and f16's range: fine for unit lower-triangular inverses whose
+    entries stay far below 65504 (GDN's chunk inverse with L2-normalised keys and β ≤ 1). The CPU
+    interpreter computes the inverse exactly.
   }];
-  let arguments = (ins Qla_FragTile:$input, OptionalAttr<I64Attr>:$block);
+  let arguments = (ins Qla_FragTile:$input, OptionalAttr<I64Attr>:$block, UnitAttr:$f16_merges);
   let results = (outs Qla_FragTile:$result);
   let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Whether the diagonal blocks are inverted inside the warps that hold them (no scratch).
     bool invertsInWarps();
+    /// Whether the whole inverse is made inside the warps of the one warpgroup holding a 64x64 f32
+    /// accumulator fragment: diagonal blocks as above, merges on mma.sync through a scratch of
+    /// kInWarpsScratchBytes (two transposed f16 squares with padded rows).
+    bool mergesInWarps();
+    static constexpr int64_t kInWarpsScratchBytes = 2 * 64 * 72 * 2;
   }];
 }
 

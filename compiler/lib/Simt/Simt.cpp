@@ -1,0 +1,756 @@
+// The SIMT simulator (qla/Simt/Simt.h): every value is held per thread as raw bits (a scalar, or the
+// elements of a vector or the fields of a struct); each op runs for all active threads before the next.
+#include "qla/Simt/Simt.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <regex>
+#include <sstream>
+
+namespace qla::simt {
+
+using namespace mlir;
+
+namespace {
+
+using Bits = llvm::SmallVector<uint64_t, 4>; // one thread's value: scalar, vector elements or struct fields
+using PerThread = std::vector<Bits>;
+
+constexpr uint64_t kSmemBase = 1u << 20; // shared memory's addresses (32-bit, 1024-aligned)
+
+int64_t scalarBits(Type t) {
+  if (t.isIndex() || isa<LLVM::LLVMPointerType>(t))
+    return 64;
+  if (auto i = dyn_cast<IntegerType>(t))
+    return i.getWidth();
+  if (auto f = dyn_cast<FloatType>(t))
+    return f.getWidth();
+  return -1;
+}
+
+/// The scalar type of lane `i` of a value of type `t` (a scalar, vector element or struct field).
+Type laneType(Type t, size_t i) {
+  if (auto v = dyn_cast<VectorType>(t))
+    return v.getElementType();
+  if (auto s = dyn_cast<LLVM::LLVMStructType>(t))
+    return s.getBody()[i];
+  return t;
+}
+size_t laneCount(Type t) {
+  if (auto v = dyn_cast<VectorType>(t))
+    return v.getNumElements();
+  if (auto s = dyn_cast<LLVM::LLVMStructType>(t))
+    return s.getBody().size();
+  return 1;
+}
+uint64_t mask(int64_t bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+int64_t signExtend(uint64_t v, int64_t bits) {
+  return bits >= 64 ? static_cast<int64_t>(v) : static_cast<int64_t>(v << (64 - bits)) >> (64 - bits);
+}
+
+const llvm::fltSemantics &semantics(Type t) {
+  if (t.isF16())
+    return llvm::APFloat::IEEEhalf();
+  if (t.isBF16())
+    return llvm::APFloat::BFloat();
+  if (t.isF64())
+    return llvm::APFloat::IEEEdouble();
+  return llvm::APFloat::IEEEsingle();
+}
+double toDouble(Type t, uint64_t bits) {
+  if (t.isF32()) {
+    float f;
+    uint32_t b = static_cast<uint32_t>(bits);
+    std::memcpy(&f, &b, 4);
+    return f;
+  }
+  if (t.isF64()) {
+    double d;
+    std::memcpy(&d, &bits, 8);
+    return d;
+  }
+  llvm::APFloat f(semantics(t), llvm::APInt(scalarBits(t), bits));
+  bool lost;
+  f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return f.convertToDouble();
+}
+/// `v` rounded to float type `t` (to nearest even), as its bits. f32 math goes through float so that
+/// f32 ops round as the GPU's do.
+uint64_t fromDouble(Type t, double v) {
+  if (t.isF32()) {
+    float f = static_cast<float>(v);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+  }
+  if (t.isF64()) {
+    uint64_t b;
+    std::memcpy(&b, &v, 8);
+    return b;
+  }
+  llvm::APFloat f(v);
+  bool lost;
+  f.convert(semantics(t), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return f.bitcastToAPInt().getZExtValue();
+}
+float asFloat(uint64_t bits) {
+  float f;
+  uint32_t b = static_cast<uint32_t>(bits);
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+uint64_t floatBits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+std::string describe(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << op->getName() << " at " << op->getLoc();
+  return s;
+}
+
+class Simulator {
+public:
+  Simulator(int64_t threads, int64_t smemBytes) : threads_(threads), smem_(smemBytes), access_(smemBytes) {}
+
+  void bindBuffer(Buffer *b) { globals_.push_back(b); }
+
+  Report run(func::FuncOp kernel) {
+    Block &entry = kernel.getBody().front();
+    if (entry.getNumArguments() != globals_.size())
+      fail(kernel, "takes " + std::to_string(entry.getNumArguments()) + " arguments, given " +
+                       std::to_string(globals_.size()) + " buffers");
+    for (auto [arg, buffer] : llvm::zip(entry.getArguments(), globals_)) {
+      if (!isa<LLVM::LLVMPointerType>(arg.getType()))
+        fail(kernel, "only pointer parameters are supported");
+      set(arg, PerThread(threads_, Bits{reinterpret_cast<uint64_t>(buffer->bytes.data())}));
+    }
+    std::vector<char> all(threads_, 1);
+    if (report_.errors.empty())
+      runBlock(entry, all);
+    return report_;
+  }
+
+private:
+  struct Stop {}; // thrown to end the simulation at the first error
+
+  [[noreturn]] void fail(Operation *op, const std::string &what) {
+    report_.errors.push_back(describe(op) + ": " + what);
+    throw Stop{};
+  }
+  void fail(func::FuncOp op, const std::string &what) { report_.errors.push_back(op.getName().str() + ": " + what); }
+
+  void set(Value v, PerThread bits) { env_[v] = std::move(bits); }
+  const PerThread &get(Operation *op, Value v) {
+    auto it = env_.find(v);
+    if (it == env_.end())
+      fail(op, "operand has no value (defined in a region that did not run?)");
+    return it->second;
+  }
+
+  /// Runs a block's ops for the threads in `active`; returns the operands of its terminator (yield).
+  std::vector<PerThread> runBlock(Block &block, const std::vector<char> &active) {
+    try {
+      for (Operation &op : block) {
+        if (isa<scf::YieldOp>(op)) {
+          std::vector<PerThread> out;
+          for (Value v : op.getOperands())
+            out.push_back(get(&op, v));
+          return out;
+        }
+        if (isa<func::ReturnOp, LLVM::ReturnOp>(op))
+          return {};
+        ++report_.ops;
+        step(&op, active);
+      }
+    } catch (const Stop &) {
+    }
+    return {};
+  }
+
+  void step(Operation *op, const std::vector<char> &active) {
+    if (auto ifOp = dyn_cast<scf::IfOp>(op))
+      return runIf(ifOp, active);
+    if (auto forOp = dyn_cast<scf::ForOp>(op))
+      return runFor(forOp, active);
+    if (auto mma = dyn_cast<NVVM::MmaOp>(op))
+      return runMma(mma, active);
+    if (auto shfl = dyn_cast<NVVM::ShflOp>(op))
+      return runShuffle(shfl, active);
+    if (isa<NVVM::Barrier0Op, NVVM::BarrierOp>(op)) {
+      for (int64_t t = 0; t < threads_; ++t)
+        if (!active[t])
+          fail(op, "a barrier that thread " + std::to_string(t) + " does not reach (divergent)");
+      ++epoch_;
+      ++report_.barriers;
+      return;
+    }
+    if (op->getNumResults() > 1)
+      fail(op, "ops with several results are not supported");
+    PerThread out(threads_);
+    for (int64_t t = 0; t < threads_; ++t)
+      if (active[t])
+        out[t] = eval(op, t);
+    if (op->getNumResults() == 1)
+      set(op->getResult(0), std::move(out));
+  }
+
+  void runIf(scf::IfOp op, const std::vector<char> &active) {
+    const PerThread &cond = get(op, op.getCondition());
+    std::vector<char> thenMask(threads_), elseMask(threads_);
+    bool anyThen = false, anyElse = false;
+    for (int64_t t = 0; t < threads_; ++t) {
+      thenMask[t] = active[t] && (cond[t][0] & 1);
+      elseMask[t] = active[t] && !(cond[t][0] & 1);
+      anyThen |= thenMask[t];
+      anyElse |= elseMask[t];
+    }
+    std::vector<PerThread> thenOut, elseOut;
+    if (anyThen)
+      thenOut = runBranch(op, op.getThenRegion(), thenMask);
+    if (anyElse && !op.getElseRegion().empty())
+      elseOut = runBranch(op, op.getElseRegion(), elseMask);
+    for (unsigned r = 0; r < op.getNumResults(); ++r) {
+      PerThread merged(threads_);
+      for (int64_t t = 0; t < threads_; ++t)
+        if (thenMask[t])
+          merged[t] = thenOut[r][t];
+        else if (elseMask[t])
+          merged[t] = elseOut[r][t];
+      set(op.getResult(r), std::move(merged));
+    }
+  }
+  std::vector<PerThread> runBranch(Operation *op, Region &region, const std::vector<char> &mask) {
+    size_t errors = report_.errors.size();
+    auto out = runBlock(region.front(), mask);
+    if (report_.errors.size() != errors)
+      throw Stop{};
+    if (out.size() != op->getNumResults())
+      fail(op, "a region yielded the wrong number of values");
+    return out;
+  }
+
+  /// Each thread runs its own trip count (bounds may differ between threads: iteration k runs for the
+  /// threads that have a k-th trip, with their own induction values).
+  void runFor(scf::ForOp op, const std::vector<char> &active) {
+    auto values = [&](Value v) {
+      std::vector<int64_t> out(threads_, 0);
+      const PerThread &x = get(op, v);
+      for (int64_t t = 0; t < threads_; ++t)
+        if (active[t])
+          out[t] = signExtend(x[t][0], scalarBits(v.getType()));
+      return out;
+    };
+    std::vector<int64_t> lb = values(op.getLowerBound()), ub = values(op.getUpperBound()), st = values(op.getStep());
+    std::vector<int64_t> trips(threads_, 0);
+    int64_t most = 0;
+    for (int64_t t = 0; t < threads_; ++t)
+      if (active[t]) {
+        if (st[t] <= 0)
+          fail(op, "a loop step that is not positive");
+        trips[t] = ub[t] > lb[t] ? (ub[t] - lb[t] + st[t] - 1) / st[t] : 0;
+        most = std::max(most, trips[t]);
+      }
+    std::vector<PerThread> carried;
+    for (Value v : op.getInitArgs())
+      carried.push_back(get(op, v));
+    Block &body = *op.getBody();
+    for (int64_t k = 0; k < most; ++k) {
+      std::vector<char> running(threads_);
+      PerThread iv(threads_, Bits{0});
+      for (int64_t t = 0; t < threads_; ++t) {
+        running[t] = active[t] && k < trips[t];
+        iv[t][0] = static_cast<uint64_t>(lb[t] + k * st[t]);
+      }
+      set(body.getArgument(0), iv);
+      for (auto [arg, value] : llvm::zip(body.getArguments().drop_front(), carried))
+        set(arg, value);
+      size_t errors = report_.errors.size();
+      std::vector<PerThread> next = runBlock(body, running);
+      if (report_.errors.size() != errors)
+        throw Stop{};
+      for (size_t i = 0; i < carried.size(); ++i)
+        for (int64_t t = 0; t < threads_; ++t)
+          if (running[t])
+            carried[i][t] = next[i][t];
+    }
+    for (auto [r, value] : llvm::zip(op.getResults(), carried))
+      set(r, value);
+  }
+
+  /// mma.sync m16n8k16, row-major A and column-major B of f16, f32 C and D: each warp's 32 lanes
+  /// together (PTX ISA's fragment layouts; the lower half of an f16x2 register is the lower index).
+  void runMma(NVVM::MmaOp op, const std::vector<char> &active) {
+    auto shape = op.getShape();
+    if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != 16 || op.getOperandA().size() != 4 ||
+        op.getOperandB().size() != 2 || op.getOperandC().size() != 4 ||
+        !laneType(op.getOperandA()[0].getType(), 0).isF16() || !op.getOperandC()[0].getType().isF32())
+      fail(op, "only mma.sync m16n8k16 with f16 A, B (vector<2xf16>) and f32 C is supported");
+    PerThread out(threads_, Bits(4, 0));
+    for (int64_t warp = 0; warp < threads_ / 32; ++warp) {
+      bool any = false;
+      for (int64_t l = 0; l < 32; ++l)
+        any |= active[warp * 32 + l];
+      if (!any)
+        continue;
+      double a[16][16], b[16][8], c[16][8];
+      Type f16 = Float16Type::get(op.getContext());
+      for (int64_t l = 0; l < 32; ++l) {
+        int64_t t = warp * 32 + l, g = l / 4, tig = l % 4;
+        if (!active[t])
+          fail(op, "mma.sync with lane " + std::to_string(l) + " of warp " + std::to_string(warp) + " inactive");
+        for (int64_t r = 0; r < 4; ++r)
+          for (int64_t h = 0; h < 2; ++h)
+            a[g + 8 * (r % 2)][2 * tig + h + 8 * (r / 2)] = toDouble(f16, get(op, op.getOperandA()[r])[t][h]);
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t h = 0; h < 2; ++h)
+            b[2 * tig + h + 8 * r][g] = toDouble(f16, get(op, op.getOperandB()[r])[t][h]);
+        for (int64_t r = 0; r < 4; ++r)
+          c[g + 8 * (r / 2)][2 * tig + r % 2] = asFloat(get(op, op.getOperandC()[r])[t][0]);
+      }
+      for (int64_t l = 0; l < 32; ++l) {
+        int64_t g = l / 4, tig = l % 4;
+        for (int64_t r = 0; r < 4; ++r) {
+          int64_t row = g + 8 * (r / 2), col = 2 * tig + r % 2;
+          double d = c[row][col];
+          for (int64_t k = 0; k < 16; ++k)
+            d += a[row][k] * b[k][col];
+          out[warp * 32 + l][r] = floatBits(static_cast<float>(d));
+        }
+      }
+    }
+    set(op.getResult(), std::move(out));
+  }
+
+  void runShuffle(NVVM::ShflOp op, const std::vector<char> &active) {
+    if (op.getReturnValueAndIsValid())
+      fail(op, "shfl.sync with a validity result is not supported");
+    const PerThread &value = get(op, op.getVal()), &offset = get(op, op.getOffset()), &clamp = get(op, op.getMaskAndClamp());
+    PerThread out(threads_);
+    for (int64_t t = 0; t < threads_; ++t) {
+      if (!active[t])
+        continue;
+      int64_t lane = t % 32, b = offset[t][0] & 31, c = clamp[t][0] & 31, seg = (clamp[t][0] >> 8) & 31;
+      int64_t minLane = lane & seg, maxLane = minLane | (c & ~seg), j = lane;
+      bool valid = true;
+      switch (op.getKind()) {
+      case NVVM::ShflKind::idx:
+        j = minLane | (b & ~seg);
+        valid = j <= maxLane;
+        break;
+      case NVVM::ShflKind::bfly:
+        j = lane ^ b;
+        valid = j <= maxLane;
+        break;
+      case NVVM::ShflKind::down:
+        j = lane + b;
+        valid = j <= maxLane;
+        break;
+      case NVVM::ShflKind::up:
+        j = lane - b;
+        valid = j >= minLane;
+        break;
+      }
+      int64_t src = valid ? t - lane + j : t;
+      if (!active[src])
+        fail(op, "thread " + std::to_string(t) + " reads inactive thread " + std::to_string(src));
+      out[t] = value[src];
+    }
+    set(op.getResult(), std::move(out));
+  }
+
+  /// The host bytes at `addr` for an access of `size` bytes by thread `t` (bounds, alignment and,
+  /// in shared memory, hazards checked).
+  uint8_t *memory(Operation *op, Type ptrType, uint64_t addr, int64_t size, int64_t t, bool write) {
+    if (size > 1 && addr % std::min<int64_t>(size, 16) != 0)
+      fail(op, "misaligned " + std::to_string(size) + "-byte access at " + std::to_string(addr));
+    auto space = cast<LLVM::LLVMPointerType>(ptrType).getAddressSpace();
+    if (space == 3 || (addr >= kSmemBase && addr < kSmemBase + smem_.size())) {
+      if (addr < kSmemBase || addr + size > kSmemBase + smem_.size())
+        fail(op, "shared-memory access out of bounds (offset " + std::to_string(int64_t(addr - kSmemBase)) + ", " +
+                     std::to_string(size) + " bytes, " + std::to_string(smem_.size()) + " allocated)");
+      for (int64_t i = 0; i < size; ++i)
+        track(op, addr - kSmemBase + i, t, write);
+      return smem_.data() + (addr - kSmemBase);
+    }
+    for (Buffer *b : globals_) {
+      uint64_t base = reinterpret_cast<uint64_t>(b->bytes.data());
+      if (addr >= base && addr + size <= base + b->bytes.size())
+        return b->bytes.data() + (addr - base);
+    }
+    fail(op, "global access outside every buffer at address " + std::to_string(addr));
+  }
+
+  /// Race tracking of one shared-memory byte: another thread's write, or a write after another
+  /// thread's read, since the last barrier.
+  void track(Operation *op, uint64_t byte, int64_t t, bool write) {
+    Access &a = access_[byte];
+    auto hazard = [&](const char *kind, int64_t other) {
+      if (hazards_.insert({op, kind}).second)
+        report_.hazards.push_back(std::string(kind) + " hazard at shared byte " + std::to_string(byte) + ": thread " +
+                                  std::to_string(t) + " and thread " + std::to_string(other) + ", " + describe(op));
+    };
+    if (a.writeEpoch == epoch_ && a.writer != t)
+      hazard(write ? "write-after-write" : "read-after-write", a.writer);
+    if (write) {
+      if (a.readEpoch == epoch_ && a.reader != t)
+        hazard("write-after-read", a.reader);
+      a.writer = t;
+      a.writeEpoch = epoch_;
+    } else {
+      if (a.readEpoch == epoch_ && a.reader != t)
+        a.reader = -2; // several readers: any other thread's write now is a hazard
+      else
+        a.reader = t;
+      a.readEpoch = epoch_;
+    }
+  }
+
+  Bits load(Operation *op, Value ptr, Type type, int64_t t) {
+    uint64_t addr = get(op, ptr)[t][0];
+    size_t lanes = laneCount(type);
+    int64_t bytes = scalarBits(laneType(type, 0)) / 8;
+    uint8_t *p = memory(op, ptr.getType(), addr, bytes * lanes, t, false);
+    Bits out(lanes, 0);
+    for (size_t i = 0; i < lanes; ++i)
+      std::memcpy(&out[i], p + i * bytes, bytes);
+    return out;
+  }
+  void store(Operation *op, Value ptr, Value value, int64_t t) {
+    uint64_t addr = get(op, ptr)[t][0];
+    Type type = value.getType();
+    size_t lanes = laneCount(type);
+    int64_t bytes = scalarBits(laneType(type, 0)) / 8;
+    uint8_t *p = memory(op, ptr.getType(), addr, bytes * lanes, t, true);
+    const Bits &v = get(op, value)[t];
+    for (size_t i = 0; i < lanes; ++i)
+      std::memcpy(p + i * bytes, &v[i], bytes);
+  }
+
+  /// One thread's result of a scalar-level op.
+  Bits eval(Operation *op, int64_t t) {
+    auto in = [&](unsigned i) -> const Bits & { return get(op, op->getOperand(i))[t]; };
+    Type rt = op->getNumResults() ? op->getResult(0).getType() : Type();
+    auto lanewise = [&](auto f) {
+      Bits out(laneCount(rt));
+      for (size_t i = 0; i < out.size(); ++i)
+        out[i] = f(i, laneType(rt, i));
+      return out;
+    };
+    auto intBinary = [&](auto f) {
+      return lanewise([&](size_t i, Type lt) {
+        int64_t w = scalarBits(lt);
+        return f(in(0)[i] & mask(w), in(1)[i] & mask(w), w) & mask(w);
+      });
+    };
+    auto floatBinary = [&](auto f) {
+      return lanewise([&](size_t i, Type lt) {
+        if (lt.isF32())
+          return floatBits(f(asFloat(in(0)[i]), asFloat(in(1)[i])));
+        return fromDouble(lt, f(toDouble(lt, in(0)[i]), toDouble(lt, in(1)[i])));
+      });
+    };
+    auto floatUnary = [&](Value x, auto f) {
+      return lanewise([&](size_t i, Type lt) {
+        double v = toDouble(laneType(x.getType(), i), get(op, x)[t][i]);
+        return fromDouble(lt, f(v));
+      });
+    };
+    using P = arith::CmpIPredicate;
+    return llvm::TypeSwitch<Operation *, Bits>(op)
+        .Case([&](arith::ConstantOp c) { return constant(op, c.getValue(), rt); })
+        .Case([&](LLVM::ConstantOp c) { return constant(op, c.getValue(), rt); })
+        .Case<LLVM::UndefOp, LLVM::ZeroOp, LLVM::PoisonOp>([&](Operation *) { return Bits(laneCount(rt), 0); })
+        .Case([&](arith::AddIOp) { return intBinary([](uint64_t a, uint64_t b, int64_t) { return a + b; }); })
+        .Case([&](arith::SubIOp) { return intBinary([](uint64_t a, uint64_t b, int64_t) { return a - b; }); })
+        .Case([&](arith::MulIOp) { return intBinary([](uint64_t a, uint64_t b, int64_t) { return a * b; }); })
+        .Case([&](arith::AndIOp) { return intBinary([](uint64_t a, uint64_t b, int64_t) { return a & b; }); })
+        .Case([&](arith::OrIOp) { return intBinary([](uint64_t a, uint64_t b, int64_t) { return a | b; }); })
+        .Case([&](arith::XOrIOp) { return intBinary([](uint64_t a, uint64_t b, int64_t) { return a ^ b; }); })
+        .Case([&](arith::ShLIOp) { return intBinary([](uint64_t a, uint64_t b, int64_t) { return b >= 64 ? 0 : a << b; }); })
+        .Case([&](arith::ShRUIOp) { return intBinary([](uint64_t a, uint64_t b, int64_t) { return b >= 64 ? 0 : a >> b; }); })
+        .Case([&](arith::ShRSIOp) {
+          return intBinary([](uint64_t a, uint64_t b, int64_t w) { return uint64_t(signExtend(a, w) >> std::min<uint64_t>(b, 63)); });
+        })
+        .Case([&](arith::DivUIOp) {
+          return intBinary([&](uint64_t a, uint64_t b, int64_t) { return b ? a / b : (fail(op, "division by zero"), 0); });
+        })
+        .Case([&](arith::RemUIOp) {
+          return intBinary([&](uint64_t a, uint64_t b, int64_t) { return b ? a % b : (fail(op, "division by zero"), 0); });
+        })
+        .Case([&](arith::DivSIOp) {
+          return intBinary([&](uint64_t a, uint64_t b, int64_t w) {
+            return b ? uint64_t(signExtend(a, w) / signExtend(b, w)) : (fail(op, "division by zero"), 0);
+          });
+        })
+        .Case([&](arith::RemSIOp) {
+          return intBinary([&](uint64_t a, uint64_t b, int64_t w) {
+            return b ? uint64_t(signExtend(a, w) % signExtend(b, w)) : (fail(op, "division by zero"), 0);
+          });
+        })
+        .Case([&](arith::MinSIOp) {
+          return intBinary([](uint64_t a, uint64_t b, int64_t w) { return signExtend(a, w) < signExtend(b, w) ? a : b; });
+        })
+        .Case([&](arith::MaxSIOp) {
+          return intBinary([](uint64_t a, uint64_t b, int64_t w) { return signExtend(a, w) > signExtend(b, w) ? a : b; });
+        })
+        .Case([&](arith::MinUIOp) { return intBinary([](uint64_t a, uint64_t b, int64_t) { return std::min(a, b); }); })
+        .Case([&](arith::MaxUIOp) { return intBinary([](uint64_t a, uint64_t b, int64_t) { return std::max(a, b); }); })
+        .Case([&](arith::CmpIOp c) {
+          Type ot = c.getLhs().getType();
+          return lanewise([&](size_t i, Type) -> uint64_t {
+            int64_t w = scalarBits(laneType(ot, i));
+            uint64_t a = in(0)[i] & mask(w), b = in(1)[i] & mask(w);
+            int64_t sa = signExtend(a, w), sb = signExtend(b, w);
+            switch (c.getPredicate()) {
+            case P::eq: return a == b;
+            case P::ne: return a != b;
+            case P::slt: return sa < sb;
+            case P::sle: return sa <= sb;
+            case P::sgt: return sa > sb;
+            case P::sge: return sa >= sb;
+            case P::ult: return a < b;
+            case P::ule: return a <= b;
+            case P::ugt: return a > b;
+            case P::uge: return a >= b;
+            }
+            return 0;
+          });
+        })
+        .Case([&](arith::CmpFOp c) {
+          Type ot = c.getLhs().getType();
+          return lanewise([&](size_t i, Type) -> uint64_t {
+            double a = toDouble(laneType(ot, i), in(0)[i]), b = toDouble(laneType(ot, i), in(1)[i]);
+            bool unordered = std::isnan(a) || std::isnan(b);
+            using F = arith::CmpFPredicate;
+            switch (c.getPredicate()) {
+            case F::OEQ: return !unordered && a == b;
+            case F::ONE: return !unordered && a != b;
+            case F::OLT: return !unordered && a < b;
+            case F::OLE: return !unordered && a <= b;
+            case F::OGT: return !unordered && a > b;
+            case F::OGE: return !unordered && a >= b;
+            case F::UEQ: return unordered || a == b;
+            case F::UNE: return unordered || a != b;
+            case F::ULT: return unordered || a < b;
+            case F::ULE: return unordered || a <= b;
+            case F::UGT: return unordered || a > b;
+            case F::UGE: return unordered || a >= b;
+            case F::ORD: return !unordered;
+            case F::UNO: return unordered;
+            case F::AlwaysTrue: return 1;
+            case F::AlwaysFalse: return 0;
+            }
+            return 0;
+          });
+        })
+        .Case([&](arith::SelectOp s) {
+          return lanewise([&](size_t i, Type) {
+            const Bits &cond = in(0);
+            bool pick = cond.size() > 1 ? cond[i] & 1 : cond[0] & 1;
+            return pick ? in(1)[i] : in(2)[i];
+          });
+        })
+        .Case<arith::IndexCastOp, arith::ExtSIOp>([&](Operation *) {
+          Type from = op->getOperand(0).getType();
+          return lanewise([&](size_t i, Type lt) {
+            return uint64_t(signExtend(in(0)[i] & mask(scalarBits(laneType(from, i))), scalarBits(laneType(from, i)))) &
+                   mask(scalarBits(lt));
+          });
+        })
+        .Case<arith::IndexCastUIOp, arith::ExtUIOp, arith::TruncIOp, LLVM::PtrToIntOp, LLVM::IntToPtrOp,
+              LLVM::ZExtOp, LLVM::TruncOp>([&](Operation *) {
+          Type from = op->getOperand(0).getType();
+          return lanewise([&](size_t i, Type lt) {
+            return in(0)[i] & mask(scalarBits(laneType(from, i))) & mask(scalarBits(lt));
+          });
+        })
+        .Case([&](LLVM::SExtOp) {
+          Type from = op->getOperand(0).getType();
+          return lanewise([&](size_t i, Type lt) {
+            int64_t w = scalarBits(laneType(from, i));
+            return uint64_t(signExtend(in(0)[i] & mask(w), w)) & mask(scalarBits(lt));
+          });
+        })
+        .Case<arith::AddFOp, LLVM::FAddOp>([&](Operation *) { return floatBinary([](auto a, auto b) { return a + b; }); })
+        .Case<arith::SubFOp, LLVM::FSubOp>([&](Operation *) { return floatBinary([](auto a, auto b) { return a - b; }); })
+        .Case<arith::MulFOp, LLVM::FMulOp>([&](Operation *) { return floatBinary([](auto a, auto b) { return a * b; }); })
+        .Case<arith::DivFOp, LLVM::FDivOp>([&](Operation *) { return floatBinary([](auto a, auto b) { return a / b; }); })
+        .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](Operation *) {
+          return floatBinary([](auto a, auto b) { return std::isnan(a) ? a : std::isnan(b) ? b : std::max(a, b); });
+        })
+        .Case<arith::MinimumFOp, arith::MinNumFOp>([&](Operation *) {
+          return floatBinary([](auto a, auto b) { return std::isnan(a) ? a : std::isnan(b) ? b : std::min(a, b); });
+        })
+        .Case<arith::NegFOp, LLVM::FNegOp>([&](Operation *) {
+          return lanewise([&](size_t i, Type lt) { return in(0)[i] ^ (1ull << (scalarBits(lt) - 1)); });
+        })
+        .Case([&](LLVM::FMAOp) {
+          return lanewise([&](size_t i, Type lt) {
+            if (!lt.isF32())
+              fail(op, "fma of a type other than f32");
+            return floatBits(std::fma(asFloat(in(0)[i]), asFloat(in(1)[i]), asFloat(in(2)[i])));
+          });
+        })
+        .Case<arith::TruncFOp, arith::ExtFOp, LLVM::FPTruncOp, LLVM::FPExtOp>(
+            [&](Operation *) { return floatUnary(op->getOperand(0), [](double v) { return v; }); })
+        .Case<arith::SIToFPOp, arith::UIToFPOp>([&](Operation *) {
+          Type from = op->getOperand(0).getType();
+          return lanewise([&](size_t i, Type lt) {
+            int64_t w = scalarBits(laneType(from, i));
+            uint64_t v = in(0)[i] & mask(w);
+            return fromDouble(lt, isa<arith::SIToFPOp>(op) ? double(signExtend(v, w)) : double(v));
+          });
+        })
+        .Case<arith::FPToSIOp, arith::FPToUIOp>([&](Operation *) {
+          Type from = op->getOperand(0).getType();
+          return lanewise([&](size_t i, Type lt) {
+            double v = std::trunc(toDouble(laneType(from, i), in(0)[i]));
+            return (isa<arith::FPToSIOp>(op) ? uint64_t(int64_t(v)) : uint64_t(v)) & mask(scalarBits(lt));
+          });
+        })
+        .Case<LLVM::BitcastOp, arith::BitcastOp>([&](Operation *) { return bitcast(op, in(0), op->getOperand(0).getType(), rt); })
+        .Case([&](LLVM::ExtractElementOp e) { return Bits{in(0)[in(1)[0]]}; })
+        .Case([&](LLVM::InsertElementOp e) {
+          Bits v = in(0);
+          uint64_t i = in(2)[0];
+          if (i >= v.size())
+            fail(op, "insertelement index out of range");
+          v[i] = in(1)[0];
+          return v;
+        })
+        .Case([&](LLVM::ExtractValueOp e) {
+          if (e.getPosition().size() != 1)
+            fail(op, "nested extractvalue is not supported");
+          return Bits{in(0)[e.getPosition()[0]]};
+        })
+        .Case([&](LLVM::InsertValueOp e) {
+          if (e.getPosition().size() != 1)
+            fail(op, "nested insertvalue is not supported");
+          Bits v = in(0);
+          v[e.getPosition()[0]] = in(1)[0];
+          return v;
+        })
+        .Case([&](LLVM::AddressOfOp a) {
+          if (a.getGlobalName() != "__qla_smem")
+            fail(op, "only the kernel's shared memory (@__qla_smem) has an address");
+          return Bits{kSmemBase};
+        })
+        .Case([&](LLVM::GEPOp g) {
+          auto indices = g.getIndices();
+          if (indices.size() != 1)
+            fail(op, "only getelementptr with one index is supported");
+          int64_t bits = scalarBits(g.getElemType());
+          if (bits < 8)
+            fail(op, "getelementptr over an aggregate element type is not supported");
+          int64_t index;
+          if (auto v = llvm::dyn_cast_if_present<Value>(indices[0])) {
+            index = signExtend(get(op, v)[t][0], scalarBits(v.getType()));
+          } else {
+            index = llvm::cast<IntegerAttr>(llvm::cast<Attribute>(indices[0])).getInt();
+          }
+          return Bits{in(0)[0] + uint64_t(index * (bits / 8))};
+        })
+        .Case([&](LLVM::LoadOp l) { return load(op, l.getAddr(), rt, t); })
+        .Case([&](LLVM::StoreOp s) {
+          store(op, s.getAddr(), s.getValue(), t);
+          return Bits{};
+        })
+        .Case([&](NVVM::ThreadIdXOp) { return Bits{uint64_t(t)}; })
+        .Case<NVVM::ThreadIdYOp, NVVM::ThreadIdZOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp, NVVM::BlockIdZOp>(
+            [&](Operation *) { return Bits{0}; })
+        .Case([&](NVVM::BlockDimXOp) { return Bits{uint64_t(threads_)}; })
+        .Case<NVVM::BlockDimYOp, NVVM::BlockDimZOp>([&](Operation *) { return Bits{1}; })
+        .Case([&](LLVM::InlineAsmOp a) { return inlineAsm(a, t); })
+        .Default([&](Operation *) -> Bits { fail(op, "not supported by the SIMT simulator"); });
+  }
+
+  Bits constant(Operation *op, Attribute value, Type rt) {
+    if (auto i = dyn_cast<IntegerAttr>(value))
+      return Bits{i.getValue().getZExtValue() & mask(scalarBits(laneType(rt, 0)))};
+    if (auto f = dyn_cast<FloatAttr>(value))
+      return Bits{f.getValue().bitcastToAPInt().getZExtValue()};
+    if (auto d = dyn_cast<DenseElementsAttr>(value)) {
+      Bits out;
+      if (isa<FloatType>(d.getElementType()))
+        for (llvm::APFloat f : d.getValues<llvm::APFloat>())
+          out.push_back(f.bitcastToAPInt().getZExtValue());
+      else
+        for (llvm::APInt i : d.getValues<llvm::APInt>())
+          out.push_back(i.getZExtValue());
+      return out;
+    }
+    fail(op, "constant of an unsupported kind");
+  }
+
+  /// The bits of `from`'s lanes, reread as `to`'s (little-endian: lane 0 in the low bits).
+  Bits bitcast(Operation *op, const Bits &in, Type from, Type to) {
+    llvm::APInt all(std::max<int64_t>(laneCount(from) * scalarBits(laneType(from, 0)), 1), 0);
+    int64_t w = scalarBits(laneType(from, 0)), pos = 0;
+    for (size_t i = 0; i < laneCount(from); ++i, pos += w)
+      all.insertBits(llvm::APInt(w, in[i] & mask(w)), pos);
+    int64_t tw = scalarBits(laneType(to, 0));
+    if (int64_t(laneCount(to)) * tw != all.getBitWidth())
+      fail(op, "bitcast between types of different sizes");
+    Bits out;
+    for (size_t i = 0; i < laneCount(to); ++i)
+      out.push_back(all.extractBits(tw, i * tw).getZExtValue());
+    return out;
+  }
+
+  /// The predicated global loads the copies lower to ("@p ld.global[.vN].bW {...}, [addr]" after
+  /// setp.ne on the last operand); other inline assembly is not supported.
+  Bits inlineAsm(LLVM::InlineAsmOp a, int64_t t) {
+    static const std::regex load(R"(setp\.ne\.b32 p, \$(\d+), 0;.*@p ld\.global(\.v(\d))?\.b(\d+) \{?[^\[]*\[\$(\d+)\])");
+    std::smatch m;
+    std::string text = a.getAsmString().str();
+    if (!std::regex_search(text, m, load))
+      fail(a, "inline assembly not supported: " + text);
+    int64_t lanes = m[3].matched ? std::stoi(m[3]) : 1, bits = std::stoi(m[4]);
+    auto operand = [&](int64_t i) { return get(a, a.getOperands()[i - lanes])[t][0]; };
+    Bits out(lanes, 0);
+    if (operand(std::stoi(m[1])) != 0) {
+      uint64_t addr = operand(std::stoi(m[5]));
+      auto ptrType = LLVM::LLVMPointerType::get(a.getContext(), 1);
+      uint8_t *p = memory(a, ptrType, addr, lanes * bits / 8, t, false);
+      for (int64_t i = 0; i < lanes; ++i)
+        std::memcpy(&out[i], p + i * bits / 8, bits / 8);
+    }
+    return out;
+  }
+
+  struct Access {
+    int64_t writer = -1, reader = -1, writeEpoch = -1, readEpoch = -1;
+  };
+
+  int64_t threads_;
+  std::vector<uint8_t> smem_;
+  std::vector<Access> access_;
+  std::vector<Buffer *> globals_;
+  llvm::DenseMap<Value, PerThread> env_;
+  std::set<std::pair<Operation *, std::string>> hazards_;
+  int64_t epoch_ = 0;
+  Report report_;
+};
+
+} // namespace
+
+Report simulateBlock(func::FuncOp kernel, int64_t threads, int64_t smemBytes, std::vector<Buffer *> args) {
+  Simulator sim(threads, smemBytes);
+  for (Buffer *b : args)
+    sim.bindBuffer(b);
+  return sim.run(kernel);
+}
+
+} // namespace qla::simt
