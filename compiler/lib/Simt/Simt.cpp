@@ -24,7 +24,8 @@ namespace {
 using Bits = llvm::SmallVector<uint64_t, 4>; // one thread's value: scalar, vector elements or struct fields
 using PerThread = std::vector<Bits>;
 
-constexpr uint64_t kSmemBase = 1u << 20; // shared memory's addresses (32-bit, 1024-aligned)
+// Shared memory's addresses: small (a wgmma descriptor keeps 18 bits of them) and 1024-aligned.
+constexpr uint64_t kSmemBase = 1024;
 
 int64_t scalarBits(Type t) {
   if (t.isIndex() || isa<LLVM::LLVMPointerType>(t))
@@ -122,19 +123,26 @@ std::string describe(Operation *op) {
 
 class Simulator {
 public:
-  Simulator(int64_t threads, int64_t smemBytes) : threads_(threads), smem_(smemBytes), access_(smemBytes) {}
+  Simulator(int64_t threads, int64_t smemBytes, std::array<int64_t, 3> blockIdx)
+      : threads_(threads), smem_(smemBytes), access_(smemBytes), blockIdx_(blockIdx) {}
 
-  void bindBuffer(Buffer *b) { globals_.push_back(b); }
-
-  Report run(func::FuncOp kernel) {
+  Report run(func::FuncOp kernel, const std::vector<Arg> &args) {
     Block &entry = kernel.getBody().front();
-    if (entry.getNumArguments() != globals_.size())
+    if (entry.getNumArguments() != args.size()) {
       fail(kernel, "takes " + std::to_string(entry.getNumArguments()) + " arguments, given " +
-                       std::to_string(globals_.size()) + " buffers");
-    for (auto [arg, buffer] : llvm::zip(entry.getArguments(), globals_)) {
-      if (!isa<LLVM::LLVMPointerType>(arg.getType()))
-        fail(kernel, "only pointer parameters are supported");
-      set(arg, PerThread(threads_, Bits{reinterpret_cast<uint64_t>(buffer->bytes.data())}));
+                       std::to_string(args.size()));
+      return report_;
+    }
+    for (auto [arg, given] : llvm::zip(entry.getArguments(), args)) {
+      bool pointer = isa<LLVM::LLVMPointerType>(arg.getType());
+      if (pointer != (given.buffer != nullptr)) {
+        fail(kernel, "argument " + std::to_string(arg.getArgNumber()) + " must be " + (pointer ? "a buffer" : "an integer"));
+        return report_;
+      }
+      if (pointer)
+        globals_.push_back(given.buffer);
+      set(arg, PerThread(threads_, Bits{pointer ? reinterpret_cast<uint64_t>(given.buffer->bytes.data())
+                                                : static_cast<uint64_t>(given.scalar)}));
     }
     std::vector<char> all(threads_, 1);
     if (report_.errors.empty())
@@ -188,6 +196,16 @@ private:
       return runMma(mma, active);
     if (auto shfl = dyn_cast<NVVM::ShflOp>(op))
       return runShuffle(shfl, active);
+    if (auto wgmma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op))
+      return runWgmma(wgmma, active);
+    if (auto st = dyn_cast<NVVM::StMatrixOp>(op))
+      return runStmatrix(st, active);
+    if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op); asmOp && runWgmmaAsm(asmOp, active))
+      return;
+    // Asynchronous work is done when issued: its fences, commits and waits have nothing left to order.
+    if (isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp, NVVM::WgmmaFenceAlignedOp,
+            NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp>(op))
+      return;
     if (isa<NVVM::Barrier0Op, NVVM::BarrierOp>(op)) {
       for (int64_t t = 0; t < threads_; ++t)
         if (!active[t])
@@ -331,6 +349,155 @@ private:
       }
     }
     set(op.getResult(), std::move(out));
+  }
+
+  /// The warpgroups of 128 threads that run a warpgroup-wide op: all their threads active, or none.
+  std::vector<int64_t> warpgroups(Operation *op, const std::vector<char> &active) {
+    std::vector<int64_t> out;
+    for (int64_t wg = 0; wg < threads_ / 128; ++wg) {
+      int64_t issued = 0;
+      for (int64_t t = wg * 128; t < wg * 128 + 128; ++t)
+        issued += active[t];
+      if (issued && issued != 128)
+        fail(op, "a warpgroup-wide op with only part of warpgroup " + std::to_string(wg) + " active");
+      if (issued)
+        out.push_back(wg);
+    }
+    return out;
+  }
+
+  /// A wgmma operand (`rows` of M or N, 16 of K) from shared memory through its descriptor, with the
+  /// 128-byte swizzle: every address's 16-byte chunk (bits 4-6) XORed with its bits 7-9. K-major: row r
+  /// at start + (r / 8)·SBO + (r % 8)·128, its K elements from there. MN-major: K row k at
+  /// start + (k / 8)·SBO + (k % 8)·128, element r at 2r there (+ LBO for each further 64 of them).
+  std::vector<double> wgmmaOperand(Operation *op, uint64_t desc, int64_t rows, bool mnMajor, Type elt, int64_t t) {
+    if ((desc >> 62) != 1)
+      fail(op, "wgmma descriptor without the 128-byte swizzle");
+    uint64_t start = (desc & 0x3FFF) << 4, lbo = ((desc >> 16) & 0x3FFF) << 4, sbo = ((desc >> 32) & 0x3FFF) << 4;
+    int64_t bytes = scalarBits(elt) / 8, perRow = 128 / bytes;
+    std::vector<double> m(rows * 16);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < 16; ++k) {
+        uint64_t logical = mnMajor ? start + (k / 8) * sbo + (k % 8) * 128 + (r / perRow) * lbo + (r % perRow) * bytes
+                                   : start + (r / 8) * sbo + (r % 8) * 128 + k * bytes;
+        uint64_t physical = logical ^ (((logical >> 7) & 7) << 4), bits = 0;
+        std::memcpy(&bits, memory(op, LLVM::LLVMPointerType::get(op->getContext(), 3), physical, bytes, t, false), bytes);
+        m[r * 16 + k] = toDouble(elt, bits);
+      }
+    return m;
+  }
+
+  /// D = A·B (+ C) for one warpgroup, m64nNk16, into the wgmma accumulator fragment (warp w: rows
+  /// 16w + l/4 (+8); n-group j: columns 8j + 2(l%4) (+1)).
+  void wgmmaProduct(int64_t wg, int64_t n, const std::vector<double> &a, const std::vector<double> &b,
+                    const PerThread *acc, PerThread &out) {
+    for (int64_t t = wg * 128; t < wg * 128 + 128; ++t) {
+      int64_t w = (t % 128) / 32, l = t % 32;
+      out[t].assign(n / 2, 0);
+      for (int64_t j = 0; j < n / 8; ++j)
+        for (int64_t q = 0; q < 4; ++q) {
+          int64_t row = 16 * w + l / 4 + 8 * (q / 2), col = 8 * j + 2 * (l % 4) + q % 2, e = 4 * j + q;
+          double d = acc ? asFloat((*acc)[t][e]) : 0.0;
+          for (int64_t k = 0; k < 16; ++k)
+            d += a[row * 16 + k] * b[col * 16 + k];
+          out[t][e] = floatBits(static_cast<float>(d));
+        }
+    }
+  }
+
+  /// wgmma.mma_async m64nNk16 (nvvm op): A and B from shared memory (bf16 or f16, either major-ness),
+  /// f32 accumulators.
+  void runWgmma(NVVM::WgmmaMmaAsyncOp op, const std::vector<char> &active) {
+    auto shape = op.getShape();
+    int64_t n = shape.getN();
+    auto isHalf = [](NVVM::WGMMATypes t) { return t == NVVM::WGMMATypes::bf16 || t == NVVM::WGMMATypes::f16; };
+    if (shape.getM() != 64 || shape.getK() != 16 || !isHalf(op.getTypeA()) || op.getTypeA() != op.getTypeB() ||
+        op.getTypeD() != NVVM::WGMMATypes::f32 || op.getScaleA() != NVVM::WGMMAScaleIn::one ||
+        op.getScaleB() != NVVM::WGMMAScaleIn::one)
+      fail(op, "only m64nNk16 wgmma of bf16/f16 operands with f32 accumulators is supported");
+    Type elt = op.getTypeA() == NVVM::WGMMATypes::bf16 ? Type(BFloat16Type::get(op.getContext()))
+                                                         : Type(Float16Type::get(op.getContext()));
+    bool accumulate = op.getScaleD() == NVVM::WGMMAScaleOut::one;
+    const PerThread &descA = get(op, op.getDescriptorA()), &descB = get(op, op.getDescriptorB());
+    const PerThread &acc = get(op, op.getInouts());
+    PerThread out(threads_);
+    for (int64_t wg : warpgroups(op, active)) {
+      int64_t first = wg * 128;
+      std::vector<double> a = wgmmaOperand(op, descA[first][0], 64, op.getLayoutA() == NVVM::MMALayout::col, elt, first);
+      std::vector<double> b = wgmmaOperand(op, descB[first][0], n, op.getLayoutB() == NVVM::MMALayout::row, elt, first);
+      wgmmaProduct(wg, n, a, b, accumulate ? &acc : nullptr, out);
+    }
+    set(op.getResult(), std::move(out));
+  }
+
+  /// The register-A wgmma of the lowering's inline assembly: "{accumulators}, {a0..a3}, descB, p, 1, 1,
+  /// tnspB" with p = (scale-d operand != 0); A's four f16x2/bf16x2 registers a thread hold its warp's rows
+  /// 16w + l/4 (+8), columns 2(l%4) (+1) (+8), as mma.sync's A.
+  bool runWgmmaAsm(LLVM::InlineAsmOp op, const std::vector<char> &active) {
+    static const std::regex form(R"(setp\.ne\.b32 p, \$(\d+), 0;\s*wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(bf16|f16)\.(bf16|f16) \{[^}]*\}, \{\$(\d+), \$(\d+), \$(\d+), \$(\d+)\}, \$(\d+), p, 1, 1, ([01]);)");
+    std::smatch m;
+    std::string text = op.getAsmString().str();
+    if (!std::regex_search(text, m, form))
+      return false;
+    int64_t n = std::stoi(m[2]), outs = n / 2;
+    Type elt = m[3] == "bf16" ? Type(BFloat16Type::get(op.getContext())) : Type(Float16Type::get(op.getContext()));
+    auto operand = [&](int64_t dollar) -> const PerThread & { return get(op, op.getOperands()[dollar - outs]); };
+    PerThread acc(threads_, Bits(outs, 0)), out(threads_);
+    for (int64_t i = 0; i < outs; ++i) { // the tied accumulator inputs, operands 0 .. outs - 1
+      const PerThread &v = get(op, op.getOperands()[i]);
+      for (int64_t t = 0; t < threads_; ++t)
+        if (active[t])
+          acc[t][i] = v[t][0];
+    }
+    for (int64_t wg : warpgroups(op, active)) {
+      int64_t first = wg * 128;
+      std::vector<double> a(64 * 16);
+      for (int64_t t = first; t < first + 128; ++t) {
+        int64_t w = (t % 128) / 32, l = t % 32;
+        for (int64_t r = 0; r < 4; ++r)
+          for (int64_t h = 0; h < 2; ++h)
+            a[(16 * w + l / 4 + 8 * (r % 2)) * 16 + 2 * (l % 4) + h + 8 * (r / 2)] =
+                toDouble(elt, (operand(std::stoi(m[5 + r]))[t][0] >> (16 * h)) & 0xFFFF);
+      }
+      std::vector<double> b = wgmmaOperand(op, operand(std::stoi(m[9]))[first][0], n, m[10] == "1", elt, first);
+      wgmmaProduct(wg, n, a, b, operand(std::stoi(m[1]))[first][0] ? &acc : nullptr, out);
+    }
+    set(op.getResult(0), std::move(out));
+    return true;
+  }
+
+  /// stmatrix m8n8 b16 (.x1/.x2/.x4, .trans for the col layout), per warp: lane 8i + r gives the address
+  /// of row r of matrix i; register i of lane l holds that matrix's (l/4, 2(l%4) .. +1). Transposed, the
+  /// row at lane 8i + r's address is column r of the fragment.
+  void runStmatrix(NVVM::StMatrixOp op, const std::vector<char> &active) {
+    auto shape = op.getShape();
+    if (shape.getM() != 8 || shape.getN() != 8 || op.getEltType() != NVVM::LdStMatrixEltType::B16)
+      fail(op, "only stmatrix m8n8 of b16 is supported");
+    bool trans = op.getLayout() == NVVM::MMALayout::col;
+    int64_t count = op.getSources().size();
+    const PerThread &ptr = get(op, op.getPtr());
+    for (int64_t warp = 0; warp < threads_ / 32; ++warp) {
+      int64_t issued = 0;
+      for (int64_t l = 0; l < 32; ++l)
+        issued += active[warp * 32 + l];
+      if (!issued)
+        continue;
+      if (issued != 32)
+        fail(op, "stmatrix with part of warp " + std::to_string(warp) + " inactive");
+      for (int64_t i = 0; i < count; ++i) {
+        const PerThread &reg = get(op, op.getSources()[i]);
+        for (int64_t r = 0; r < 8; ++r) {
+          int64_t t = warp * 32 + 8 * i + r;
+          uint8_t *row = memory(op, op.getPtr().getType(), ptr[t][0], 16, t, true);
+          for (int64_t c = 0; c < 8; ++c) {
+            // The fragment's element (row, col) of this matrix: lane 4·row + col/2, half col % 2.
+            int64_t fr = trans ? c : r, fc = trans ? r : c;
+            uint16_t h = static_cast<uint16_t>(reg[warp * 32 + 4 * fr + fc / 2][0] >> (16 * (fc % 2)));
+            std::memcpy(row + 2 * c, &h, 2);
+          }
+        }
+      }
+    }
   }
 
   void runShuffle(NVVM::ShflOp op, const std::vector<char> &active) {
@@ -668,8 +835,37 @@ private:
           return Bits{};
         })
         .Case([&](NVVM::ThreadIdXOp) { return Bits{uint64_t(t)}; })
-        .Case<NVVM::ThreadIdYOp, NVVM::ThreadIdZOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp, NVVM::BlockIdZOp>(
-            [&](Operation *) { return Bits{0}; })
+        .Case<NVVM::ThreadIdYOp, NVVM::ThreadIdZOp>([&](Operation *) { return Bits{0}; })
+        .Case([&](NVVM::BlockIdXOp) { return Bits{uint64_t(blockIdx_[0])}; })
+        .Case([&](NVVM::BlockIdYOp) { return Bits{uint64_t(blockIdx_[1])}; })
+        .Case([&](NVVM::BlockIdZOp) { return Bits{uint64_t(blockIdx_[2])}; })
+        .Case([&](NVVM::CpAsyncOp c) {
+          // cp.async: `size` bytes, of which the first cpSize (all without it) from global, the rest zeros.
+          int64_t size = c.getSize(), from = c.getCpSize() ? int64_t(get(op, c.getCpSize())[t][0]) : size;
+          uint8_t *dst = memory(op, c.getDst().getType(), get(op, c.getDst())[t][0], size, t, true);
+          std::memset(dst, 0, size);
+          if (from > 0)
+            std::memcpy(dst, memory(op, c.getSrc().getType(), get(op, c.getSrc())[t][0], from, t, false), from);
+          return Bits{};
+        })
+        .Case([&](LLVM::Exp2Op) {
+          return lanewise([&](size_t i, Type lt) {
+            if (!lt.isF32())
+              fail(op, "exp2 of a type other than f32");
+            return floatBits(std::exp2(asFloat(in(0)[i])));
+          });
+        })
+        .Case([&](LLVM::CallIntrinsicOp c) {
+          // cvt.rn.{bf16x2,f16x2}.f32 d, a, b: a in the upper half, b in the lower.
+          Type half;
+          if (c.getIntrin() == "llvm.nvvm.ff2bf16x2.rn")
+            half = BFloat16Type::get(op->getContext());
+          else if (c.getIntrin() == "llvm.nvvm.ff2f16x2.rn")
+            half = Float16Type::get(op->getContext());
+          else
+            fail(op, "intrinsic not supported: " + c.getIntrin().str());
+          return Bits{fromDouble(half, asFloat(in(1)[0])), fromDouble(half, asFloat(in(0)[0]))};
+        })
         .Case([&](NVVM::BlockDimXOp) { return Bits{uint64_t(threads_)}; })
         .Case<NVVM::BlockDimYOp, NVVM::BlockDimZOp>([&](Operation *) { return Bits{1}; })
         .Case([&](LLVM::InlineAsmOp a) { return inlineAsm(a, t); })
@@ -712,6 +908,8 @@ private:
   /// The predicated global loads the copies lower to ("@p ld.global[.vN].bW {...}, [addr]" after
   /// setp.ne on the last operand); other inline assembly is not supported.
   Bits inlineAsm(LLVM::InlineAsmOp a, int64_t t) {
+    if (a.getAsmString() == "mov.b32 $0, $1;") // an opaque copy (the lowering's per-iteration reads)
+      return get(a, a.getOperands()[0])[t];
     static const std::regex load(R"(setp\.ne\.b32 p, \$(\d+), 0;.*@p ld\.global(\.v(\d))?\.b(\d+) \{?[^\[]*\[\$(\d+)\])");
     std::smatch m;
     std::string text = a.getAsmString().str();
@@ -736,6 +934,7 @@ private:
 
   int64_t threads_;
   std::vector<uint8_t> smem_;
+  std::array<int64_t, 3> blockIdx_;
   std::vector<Access> access_;
   std::vector<Buffer *> globals_;
   llvm::DenseMap<Value, PerThread> env_;
@@ -746,11 +945,10 @@ private:
 
 } // namespace
 
-Report simulateBlock(func::FuncOp kernel, int64_t threads, int64_t smemBytes, std::vector<Buffer *> args) {
-  Simulator sim(threads, smemBytes);
-  for (Buffer *b : args)
-    sim.bindBuffer(b);
-  return sim.run(kernel);
+Report simulateBlock(func::FuncOp kernel, int64_t threads, int64_t smemBytes, std::vector<Arg> args,
+                     std::array<int64_t, 3> blockIdx) {
+  Simulator sim(threads, smemBytes, blockIdx);
+  return sim.run(kernel, args);
 }
 
 } // namespace qla::simt

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,9 +28,19 @@ struct Report {
   int64_t ops = 0; // ops executed (all threads of the block together)
 };
 
-/// Runs `kernel` as block (0, 0, 0) of `threads` threads with `smemBytes` of dynamic shared memory.
-/// `args`: one buffer for each pointer parameter, in order (no other parameter kinds).
-Report simulateBlock(mlir::func::FuncOp kernel, int64_t threads, int64_t smemBytes, std::vector<Buffer *> args);
+/// A kernel argument: a buffer for a pointer parameter, else an integer for an integer one.
+struct Arg {
+  Buffer *buffer = nullptr;
+  int64_t scalar = 0;
+};
+
+/// Runs `kernel` as block `blockIdx` of `threads` threads with `smemBytes` of dynamic shared memory.
+/// Supported beyond arith, scf and plain llvm ops: thread and block indices, shfl.sync, barriers,
+/// mma.sync (m16n8k16 f16), wgmma.mma_async (K-major operands with the 128-byte swizzle, f32
+/// accumulators), cp.async (done at once: its waits and the wgmma/proxy fences are no-ops), exp2, the
+/// f32 -> bf16x2 conversion, and the predicated global loads of the copies' inline assembly.
+Report simulateBlock(mlir::func::FuncOp kernel, int64_t threads, int64_t smemBytes, std::vector<Arg> args,
+                     std::array<int64_t, 3> blockIdx = {0, 0, 0});
 
 } // namespace qla::simt
 
