@@ -248,51 +248,24 @@ double fromBf16(uint16_t h) {
   std::memcpy(&f, &b, 4);
   return f;
 }
+double bf16(double v) { return fromBf16(bf16Bits(v)); }
 
-} // namespace
-
-TEST_CASE("gdn_chunk_inverse lowered to NVVM runs on the SIMT simulator as on the interpreter", "[simt][gdn]") {
-  // The whole kernel (bounded cp.async copies, wgmma of K Kᵀ and Q Kᵀ, the masks, Γ, broadcasts through
-  // scratch, the inverse, staged bf16 stores) after qla-convert-to-nvvm, block by block, against the
-  // tile-level interpreter on the same inputs: one sequence of 200 tokens (a partial last chunk), two
-  // value heads of one key head. With inverse_in_warps the interpreter inverts exactly and the GPU code
-  // merges on f16 operands; the default's DSL merges round alike in both.
-  const std::string settings = GENERATE(std::string("H=1,HV=2,K=128,V=128"), std::string("H=1,HV=2,K=128,V=128,inverse_in_warps=1"));
-  INFO(settings);
-  auto kernel = qla::gdn::buildGdnChunkInverse(qla::gdn::parseGdnForwardConfig(settings));
-  const int64_t T = 200, HV = 2, K = 128, C = 64, chunks = (T + C - 1) / C;
-
-  std::mt19937 gen(11);
-  std::normal_distribution<double> normal;
-  std::uniform_real_distribution<double> unit(0.05, 1.0);
-  std::vector<double> q(T * K), k(T * K), g(T * HV), beta(T * HV);
-  for (std::vector<double> *x : {&q, &k})
-    for (int64_t t = 0; t < T; ++t) {
-      double norm = 0;
-      for (int64_t d = 0; d < K; ++d)
-        norm += std::pow((*x)[t * K + d] = normal(gen), 2);
-      for (int64_t d = 0; d < K; ++d)
-        (*x)[t * K + d] = fromBf16(bf16Bits((*x)[t * K + d] / std::sqrt(norm)));
-    }
-  for (int64_t h = 0; h < HV; ++h)
-    for (int64_t t = 0; t < T; ++t) {
-      double step = -0.1 * unit(gen); // gcum: the log-gates summed inside each chunk
-      g[t * HV + h] = (t % C ? g[(t - 1) * HV + h] : 0.0) + step;
-      beta[t * HV + h] = unit(gen);
-    }
-
-  // The interpreter, on the tile IR.
-  std::vector<qla::HostTensor> tensors = {{{2}, {0, double(T)}}, {{T, K}, q}, {{T, K}, k}, {{T, HV}, g},
-                                          {{T, HV}, beta}, {{T, HV * C}, std::vector<double>(T * HV * C)},
-                                          {{T, HV * C}, std::vector<double>(T * HV * C)}};
-  Lowered tile = lower(kernel->ir(), false);
+/// A DSL kernel on the tile-level interpreter and, lowered to NVVM (qla-convert-to-nvvm), on the SIMT
+/// simulator block by block, from the same tensors (`inputs`, one per tensor parameter, values exact in
+/// their dtypes). The outputs `written` start poisoned (NaN) on the simulator. Returns both results.
+struct BothRuns {
+  std::vector<qla::HostTensor> interpreted, simulated;
+};
+BothRuns runBoth(qla::dsl::Kernel &kernel, const std::vector<qla::HostTensor> &inputs, std::array<int64_t, 3> grid,
+                 const std::vector<size_t> &written) {
+  BothRuns out{inputs, inputs};
+  Lowered tile = lower(kernel.ir(), false);
   std::vector<qla::HostTensor *> args;
-  for (auto &t : tensors)
+  for (auto &t : out.interpreted)
     args.push_back(&t);
-  REQUIRE(succeeded(qla::interpretKernel(tile.kernel(), args, {1, 1, chunks})));
+  REQUIRE(succeeded(qla::interpretKernel(tile.kernel(), args, grid)));
 
-  // The same kernel through the pipeline to qla-convert-to-nvvm, on the simulator.
-  Lowered gpu = lower(kernel->ir(), false);
+  Lowered gpu = lower(kernel.ir(), false);
   std::string dump;
   qla::CompileOptions options;
   options.dumpAfter = "qla-convert-to-nvvm";
@@ -300,60 +273,173 @@ TEST_CASE("gdn_chunk_inverse lowered to NVVM runs on the SIMT simulator as on th
   Lowered lowered = lower(dump, false);
   std::vector<qla::KernelAbi> abis = qla::readKernelAbis(*gpu.module);
   REQUIRE(abis.size() == 1);
-  std::vector<qla::simt::Buffer> buffers(7);
-  auto put = [&](qla::simt::Buffer &b, const std::vector<double> &v, int bytes) {
-    b.bytes.assign(v.size() * bytes, 0);
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (bytes == 2) {
-        uint16_t h = bf16Bits(v[i]);
-        std::memcpy(&b.bytes[2 * i], &h, 2);
-      } else {
-        float f = static_cast<float>(v[i]);
-        std::memcpy(&b.bytes[4 * i], &f, 4);
-      }
-    }
-  };
-  buffers[0].bytes.assign(16, 0);
-  int64_t bounds[2] = {0, T};
-  std::memcpy(buffers[0].bytes.data(), bounds, 16);
-  put(buffers[1], q, 2);
-  put(buffers[2], k, 2);
-  put(buffers[3], g, 4);
-  put(buffers[4], beta, 4);
-  for (int o : {5, 6}) // poisoned: every element inside the sequence must be written
-    buffers[o].bytes.assign(T * HV * C * 2, 0xFF);
+  const qla::KernelAbi &abi = abis[0];
+  std::vector<qla::simt::Buffer> buffers(inputs.size());
+  std::vector<std::string> dtypes;
   std::vector<qla::simt::Arg> simArgs;
-  for (const qla::KernelParam &p : abis[0].params)
-    if (p.kind == qla::KernelParam::Kind::Tensor)
-      simArgs.push_back({&buffers[simArgs.size()]});
-    else
-      simArgs.push_back({nullptr, p.dim == 0 && p.tensor == 0 ? 2 : T});
-  for (int64_t z = 0; z < chunks; ++z) {
-    qla::simt::Report r =
-        qla::simt::simulateBlock(lowered.kernel(), abis[0].block[0], abis[0].smemBytes, simArgs, {0, 0, z});
-    INFO("chunk " << z << ": " << (r.errors.empty() ? std::string("no errors") : r.errors[0]));
-    REQUIRE(r.errors.empty());
-    for (const std::string &h : r.hazards)
-      UNSCOPED_INFO(h);
-    CHECK(r.hazards.empty());
-  }
-  for (int o : {5, 6}) {
-    double err = 0, norm = 0;
-    int64_t unwritten = 0;
-    for (int64_t i = 0; i < T * HV * C; ++i) {
-      uint16_t h;
-      std::memcpy(&h, &buffers[o].bytes[2 * i], 2);
-      if (h == 0xFFFF) {
-        ++unwritten;
-        continue;
-      }
-      double want = tensors[o].data[i];
-      err += std::pow(fromBf16(h) - want, 2);
-      norm += want * want;
+  for (const qla::KernelParam &p : abi.params) {
+    if (p.kind == qla::KernelParam::Kind::Dim) {
+      simArgs.push_back({nullptr, inputs[p.tensor].shape[p.dim]});
+      continue;
     }
-    INFO((o == 5 ? "a" : "aqk") << ": rel err " << std::sqrt(err / norm) << ", unwritten " << unwritten);
+    REQUIRE(p.kind == qla::KernelParam::Kind::Tensor);
+    size_t i = dtypes.size();
+    dtypes.push_back(p.dtype);
+    const std::vector<double> &v = inputs[i].data;
+    int bytes = p.dtype == "bf16" ? 2 : p.dtype == "f32" ? 4 : 8;
+    qla::simt::Buffer &b = buffers[i];
+    b.bytes.assign(v.size() * bytes, 0);
+    bool poison = std::find(written.begin(), written.end(), i) != written.end();
+    for (size_t e = 0; e < v.size(); ++e) {
+      if (poison) {
+        std::memset(&b.bytes[e * bytes], 0xFF, bytes);
+      } else if (bytes == 2) {
+        uint16_t h = bf16Bits(v[e]);
+        std::memcpy(&b.bytes[2 * e], &h, 2);
+      } else if (bytes == 4) {
+        float f = static_cast<float>(v[e]);
+        std::memcpy(&b.bytes[4 * e], &f, 4);
+      } else {
+        int64_t x = static_cast<int64_t>(v[e]);
+        std::memcpy(&b.bytes[8 * e], &x, 8);
+      }
+    }
+    simArgs.push_back({&b});
+  }
+  for (int64_t z = 0; z < grid[2]; ++z)
+    for (int64_t y = 0; y < grid[1]; ++y)
+      for (int64_t x = 0; x < grid[0]; ++x) {
+        qla::simt::Report r = qla::simt::simulateBlock(lowered.kernel(), abi.block[0], abi.smemBytes, simArgs, {x, y, z});
+        INFO("block (" << x << ", " << y << ", " << z << "): " << (r.errors.empty() ? std::string("no errors") : r.errors[0]));
+        REQUIRE(r.errors.empty());
+        for (const std::string &h : r.hazards)
+          UNSCOPED_INFO(h);
+        CHECK(r.hazards.empty());
+      }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    int bytes = dtypes[i] == "bf16" ? 2 : dtypes[i] == "f32" ? 4 : 8;
+    for (size_t e = 0; e < out.simulated[i].data.size(); ++e) {
+      double &d = out.simulated[i].data[e];
+      if (bytes == 2) {
+        uint16_t h;
+        std::memcpy(&h, &buffers[i].bytes[2 * e], 2);
+        d = h == 0xFFFF ? std::nan("") : fromBf16(h);
+      } else if (bytes == 4) {
+        float f;
+        std::memcpy(&f, &buffers[i].bytes[4 * e], 4);
+        d = f;
+      }
+    }
+  }
+  return out;
+}
+
+/// Relative L2 distance of `got` from `want` over their first `n` elements (all: n = 0), and how many of
+/// them are NaN (unwritten, from the poison) in `got`.
+std::pair<double, int64_t> distance(const qla::HostTensor &got, const qla::HostTensor &want, size_t n = 0) {
+  double err = 0, norm = 0;
+  int64_t nans = 0;
+  for (size_t e = 0; e < (n ? n : want.data.size()); ++e) {
+    if (std::isnan(got.data[e])) {
+      ++nans;
+      continue;
+    }
+    err += std::pow(got.data[e] - want.data[e], 2);
+    norm += want.data[e] * want.data[e];
+  }
+  return {norm > 0 ? std::sqrt(err / norm) : (err > 0 ? 1.0 : 0.0), nans};
+}
+
+/// Rows of L2-normalised random vectors of `width`, exact in bf16.
+std::vector<double> unitRows(std::mt19937 &gen, int64_t rows, int64_t width) {
+  std::normal_distribution<double> normal;
+  std::vector<double> x(rows * width);
+  for (int64_t t = 0; t < rows; ++t) {
+    double norm = 0;
+    for (int64_t d = 0; d < width; ++d) {
+      x[t * width + d] = normal(gen);
+      norm += x[t * width + d] * x[t * width + d];
+    }
+    for (int64_t d = 0; d < width; ++d)
+      x[t * width + d] = bf16(x[t * width + d] / std::sqrt(norm));
+  }
+  return x;
+}
+
+/// gcum of one sequence: log-gates summed inside each 64-token chunk, `heads` columns.
+std::vector<double> chunkCumsum(std::mt19937 &gen, int64_t T, int64_t heads) {
+  std::uniform_real_distribution<double> unit(0.05, 1.0);
+  std::vector<double> g(T * heads);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t t = 0; t < T; ++t)
+      g[t * heads + h] = static_cast<float>((t % 64 ? g[(t - 1) * heads + h] : 0.0) - 0.1 * unit(gen));
+  return g;
+}
+
+} // namespace
+
+TEST_CASE("gdn_chunk_inverse lowered to NVVM runs on the SIMT simulator as on the interpreter", "[simt][gdn]") {
+  // The whole kernel (bounded cp.async copies, wgmma of K Kᵀ and Q Kᵀ, the masks, Γ, broadcasts through
+  // scratch, the inverse, staged bf16 stores) against the tile-level interpreter on the same inputs: one
+  // sequence of 200 tokens (a partial last chunk), two value heads of one key head. With
+  // inverse_in_warps the interpreter inverts exactly and the GPU code merges on f16 operands; the
+  // default's DSL merges round alike in both.
+  const std::string settings =
+      GENERATE(std::string("H=1,HV=2,K=128,V=128"), std::string("H=1,HV=2,K=128,V=128,inverse_in_warps=1"));
+  INFO(settings);
+  auto kernel = qla::gdn::buildGdnChunkInverse(qla::gdn::parseGdnForwardConfig(settings));
+  const int64_t T = 200, HV = 2, K = 128, C = 64;
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> unit(0.05, 1.0);
+  std::vector<double> beta(T * HV);
+  for (double &b : beta)
+    b = static_cast<float>(unit(gen));
+  std::vector<qla::HostTensor> tensors = {{{2}, {0, double(T)}}, {{T, K}, unitRows(gen, T, K)},
+                                          {{T, K}, unitRows(gen, T, K)}, {{T, HV}, chunkCumsum(gen, T, HV)},
+                                          {{T, HV}, beta}, {{T, HV * C}, std::vector<double>(T * HV * C)},
+                                          {{T, HV * C}, std::vector<double>(T * HV * C)}};
+  BothRuns runs = runBoth(*kernel, tensors, {1, 1, (T + C - 1) / C}, {5, 6});
+  for (size_t o : {5, 6}) {
+    auto [err, unwritten] = distance(runs.simulated[o], runs.interpreted[o]);
+    INFO((o == 5 ? "a" : "aqk") << ": rel err " << err << ", unwritten " << unwritten);
     CHECK(unwritten == 0);
-    CHECK(std::sqrt(err / norm) <= 2e-3);
-    CHECK(norm > 0);
+    CHECK(err <= 2e-3);
+  }
+}
+
+TEST_CASE("gdn_chunk_forward lowered to NVVM runs on the SIMT simulator as on the interpreter", "[simt][gdn]") {
+  // The narrow state kernel (one warpgroup, bounded copies) over the chunks of one sequence of 150
+  // tokens: the state Hᵀ in registers and its products as register-A wgmma, Vc MN-major, the hi + lo
+  // parts, Oᵀ staged, the final state. At K = V = 256 also with Hᵀ's operand through shared memory
+  // (share_state_operand), which must give the same numbers.
+  const std::string settings = GENERATE(std::string("H=1,HV=1,K=128,V=128"), std::string("H=1,HV=1,K=256,V=256"),
+                                        std::string("H=1,HV=1,K=256,V=256,share_state_operand=1"));
+  INFO(settings);
+  auto config = qla::gdn::parseGdnForwardConfig(settings + ",BV=64,initial_state=1,final_state=1");
+  auto kernel = qla::gdn::buildGdnChunkForward(config);
+  const int64_t T = 150, K = config.K, V = config.V, C = 64;
+  std::mt19937 gen(5);
+  std::normal_distribution<double> normal;
+  std::vector<double> v(T * V), a(T * C), aqk(T * C), h0(K * V);
+  for (double &x : v)
+    x = bf16(normal(gen));
+  for (int64_t t = 0; t < T; ++t) // a: unit lower triangular with small entries; aqk lower inclusive
+    for (int64_t j = 0; j < C; ++j) {
+      a[t * C + j] = j == t % C ? 1.0 : j < t % C ? bf16(0.1 * normal(gen)) : 0.0;
+      aqk[t * C + j] = j <= t % C ? bf16(0.2 * normal(gen)) : 0.0;
+    }
+  for (double &x : h0)
+    x = static_cast<float>(0.1 * normal(gen));
+  std::vector<qla::HostTensor> tensors = {{{2}, {0, double(T)}},         {{T, K}, unitRows(gen, T, K)},
+                                          {{T, K}, unitRows(gen, T, K)}, {{T, V}, v},
+                                          {{T, 1}, chunkCumsum(gen, T, 1)}, {{T, C}, a},
+                                          {{T, C}, aqk},                  {{T, V}, std::vector<double>(T * V)},
+                                          {{K, V}, h0},                   {{K, V}, std::vector<double>(K * V)}};
+  BothRuns runs = runBoth(*kernel, tensors, {V / 64, 1, 1}, {7, 9});
+  for (size_t o : {7, 9}) {
+    auto [err, unwritten] = distance(runs.simulated[o], runs.interpreted[o]);
+    INFO((o == 7 ? "o" : "final state") << ": rel err " << err << ", unwritten " << unwritten);
+    CHECK(unwritten == 0);
+    CHECK(err <= 1e-4);
   }
 }
