@@ -277,13 +277,31 @@ BothRuns runBoth(qla::dsl::Kernel &kernel, const std::vector<qla::HostTensor> &i
   std::vector<qla::simt::Buffer> buffers(inputs.size());
   std::vector<std::string> dtypes;
   std::vector<qla::simt::Arg> simArgs;
+  std::vector<std::unique_ptr<qla::simt::TensorMap>> maps;
   for (const qla::KernelParam &p : abi.params) {
     if (p.kind == qla::KernelParam::Kind::Dim) {
       simArgs.push_back({nullptr, inputs[p.tensor].shape[p.dim]});
       continue;
     }
+    if (p.kind == qla::KernelParam::Kind::TensorMap) { // as the runtime encodes it: dims innermost first
+      const qla::KernelParam &t = abi.params[p.tensor];
+      auto map = std::make_unique<qla::simt::TensorMap>();
+      map->buffer = &buffers[p.tensor];
+      map->elementBytes = t.dtype == "bf16" ? 2 : t.dtype == "f32" ? 4 : 8;
+      const std::vector<int64_t> &shape = inputs[p.tensor].shape;
+      for (size_t d = shape.size(); d-- > 0;) {
+        map->dims.push_back(shape[d]);
+        if (d + 1 < shape.size())
+          map->stridesBytes.push_back(t.strides[d] * map->elementBytes);
+      }
+      map->box = p.box;
+      map->swizzle = p.swizzle;
+      simArgs.push_back({nullptr, 0, map.get()});
+      maps.push_back(std::move(map));
+      continue;
+    }
     REQUIRE(p.kind == qla::KernelParam::Kind::Tensor);
-    size_t i = dtypes.size();
+    size_t i = dtypes.size(); // tensors come first in the parameters
     dtypes.push_back(p.dtype);
     const std::vector<double> &v = inputs[i].data;
     int bytes = p.dtype == "bf16" ? 2 : p.dtype == "f32" ? 4 : 8;
@@ -436,6 +454,45 @@ TEST_CASE("gdn_chunk_forward lowered to NVVM runs on the SIMT simulator as on th
                                           {{T, C}, aqk},                  {{T, V}, std::vector<double>(T * V)},
                                           {{K, V}, h0},                   {{K, V}, std::vector<double>(K * V)}};
   BothRuns runs = runBoth(*kernel, tensors, {V / 64, 1, 1}, {7, 9});
+  for (size_t o : {7, 9}) {
+    auto [err, unwritten] = distance(runs.simulated[o], runs.interpreted[o]);
+    INFO((o == 7 ? "o" : "final state") << ": rel err " << err << ", unwritten " << unwritten);
+    CHECK(unwritten == 0);
+    CHECK(err <= 1e-4);
+  }
+}
+
+TEST_CASE("the wide gdn_chunk_forward (TMA rings, two warpgroups) runs on the SIMT simulator as on the interpreter",
+          "[simt][gdn]") {
+  // The default state kernel of full-GPU calls: BV = 128 over two warpgroups, q, k, v, a, aqk and the gate
+  // columns through two-stage TMA rings with mbarriers (whole chunks: the last one reads past the
+  // sequence end, masked), warpgroup_local exchanges on named barriers. Four value heads (the gate ring
+  // takes groups of four), one sequence of 150 tokens.
+  const std::string settings = GENERATE(std::string(""), std::string(",warpgroup_local=0"));
+  INFO("settings" << settings);
+  auto config = qla::gdn::parseGdnForwardConfig("H=1,HV=4,K=128,V=128,BV=128,stages=2,initial_state=1,final_state=1" +
+                                                settings);
+  auto kernel = qla::gdn::buildGdnChunkForward(config);
+  const int64_t T = 150, HV = 4, K = 128, V = 128, C = 64;
+  std::mt19937 gen(7);
+  std::normal_distribution<double> normal;
+  std::vector<double> v(T * HV * V), a(T * HV * C), aqk(T * HV * C), h0(HV * K * V);
+  for (double &x : v)
+    x = bf16(normal(gen));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < HV; ++h)
+      for (int64_t j = 0; j < C; ++j) {
+        a[(t * HV + h) * C + j] = j == t % C ? 1.0 : j < t % C ? bf16(0.1 * normal(gen)) : 0.0;
+        aqk[(t * HV + h) * C + j] = j <= t % C ? bf16(0.2 * normal(gen)) : 0.0;
+      }
+  for (double &x : h0)
+    x = static_cast<float>(0.1 * normal(gen));
+  std::vector<qla::HostTensor> tensors = {{{2}, {0, double(T)}},          {{T, K}, unitRows(gen, T, K)},
+                                          {{T, K}, unitRows(gen, T, K)},  {{T, HV * V}, v},
+                                          {{T, HV}, chunkCumsum(gen, T, HV)}, {{T, HV * C}, a},
+                                          {{T, HV * C}, aqk},              {{T, HV * V}, std::vector<double>(T * HV * V)},
+                                          {{HV * K, V}, h0},               {{HV * K, V}, std::vector<double>(HV * K * V)}};
+  BothRuns runs = runBoth(*kernel, tensors, {HV, 1, 1}, {7, 9});
   for (size_t o : {7, 9}) {
     auto [err, unwritten] = distance(runs.simulated[o], runs.interpreted[o]);
     INFO((o == 7 ? "o" : "final state") << ": rel err " << err << ", unwritten " << unwritten);

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -26,6 +27,8 @@ using PerThread = std::vector<Bits>;
 
 // Shared memory's addresses: small (a wgmma descriptor keeps 18 bits of them) and 1024-aligned.
 constexpr uint64_t kSmemBase = 1024;
+constexpr uint64_t kMbarrierBase = 1ull << 40; // mbarriers (not memory the code reads): group · 4096 + 8 · index
+constexpr uint64_t kTensorMapBase = 1ull << 41; // tensor-map parameters: 256 · parameter index
 
 int64_t scalarBits(Type t) {
   if (t.isIndex() || isa<LLVM::LLVMPointerType>(t))
@@ -124,7 +127,8 @@ std::string describe(Operation *op) {
 class Simulator {
 public:
   Simulator(int64_t threads, int64_t smemBytes, std::array<int64_t, 3> blockIdx)
-      : threads_(threads), smem_(smemBytes), access_(smemBytes), blockIdx_(blockIdx) {}
+      : threads_(threads), smem_(smemBytes), access_(smemBytes), blockIdx_(blockIdx),
+        clocks_(threads, std::vector<int64_t>(threads, 0)) {}
 
   Report run(func::FuncOp kernel, const std::vector<Arg> &args) {
     Block &entry = kernel.getBody().front();
@@ -135,6 +139,13 @@ public:
     }
     for (auto [arg, given] : llvm::zip(entry.getArguments(), args)) {
       bool pointer = isa<LLVM::LLVMPointerType>(arg.getType());
+      if (given.map) {
+        uint64_t address = kTensorMapBase + 256 * arg.getArgNumber();
+        maps_[address] = given.map;
+        globals_.push_back(given.map->buffer);
+        set(arg, PerThread(threads_, Bits{address}));
+        continue;
+      }
       if (pointer != (given.buffer != nullptr)) {
         fail(kernel, "argument " + std::to_string(arg.getArgNumber()) + " must be " + (pointer ? "a buffer" : "an integer"));
         return report_;
@@ -206,14 +217,39 @@ private:
     if (isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp, NVVM::WgmmaFenceAlignedOp,
             NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp>(op))
       return;
-    if (isa<NVVM::Barrier0Op, NVVM::BarrierOp>(op)) {
+    if (isa<NVVM::Barrier0Op>(op)) {
       for (int64_t t = 0; t < threads_; ++t)
         if (!active[t])
           fail(op, "a barrier that thread " + std::to_string(t) + " does not reach (divergent)");
-      ++epoch_;
+      std::vector<int64_t> all(threads_);
+      for (int64_t t = 0; t < threads_; ++t)
+        all[t] = t;
+      synchronize(all);
       ++report_.barriers;
       return;
     }
+    if (auto named = dyn_cast<NVVM::BarrierOp>(op))
+      return runNamedBarrier(named, active);
+    if (isa<NVVM::SyncWarpOp>(op)) { // bar.warp.sync: each warp's threads meet
+      for (int64_t w = 0; w < threads_ / 32; ++w) {
+        std::vector<int64_t> lanes;
+        for (int64_t t = 32 * w; t < 32 * w + 32; ++t)
+          if (active[t])
+            lanes.push_back(t);
+        if (!lanes.empty())
+          synchronize(lanes);
+      }
+      return;
+    }
+    if (isa<NVVM::FenceMbarrierInitOp>(op))
+      return;
+    if (isa<nvgpu::MBarrierCreateOp>(op)) {
+      set(op->getResult(0), PerThread(threads_, Bits{uint64_t(groups_++)}));
+      return;
+    }
+    if (isa<nvgpu::MBarrierInitOp, nvgpu::MBarrierArriveExpectTxOp, nvgpu::MBarrierArriveOp,
+            nvgpu::MBarrierTryWaitParityOp, NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op))
+      return runMbarrierOp(op, active);
     if (op->getNumResults() > 1)
       fail(op, "ops with several results are not supported");
     PerThread out(threads_);
@@ -559,29 +595,183 @@ private:
     fail(op, "global access outside every buffer at address " + std::to_string(addr));
   }
 
-  /// Race tracking of one shared-memory byte: another thread's write, or a write after another
-  /// thread's read, since the last barrier.
+  /// Race tracking of one shared-memory byte by vector clocks: thread t has seen thread w's access made
+  /// at w's clock c once clocks_[t][w] > c (a barrier, or an mbarrier phase, ordered them). A write
+  /// that another thread's access has not seen, or a read not seen by a later writer, is a hazard.
   void track(Operation *op, uint64_t byte, int64_t t, bool write) {
     Access &a = access_[byte];
+    const std::vector<int64_t> &seen = clocks_[t];
     auto hazard = [&](const char *kind, int64_t other) {
       if (hazards_.insert({op, kind}).second)
         report_.hazards.push_back(std::string(kind) + " hazard at shared byte " + std::to_string(byte) + ": thread " +
                                   std::to_string(t) + " and thread " + std::to_string(other) + ", " + describe(op));
     };
-    if (a.writeEpoch == epoch_ && a.writer != t)
+    if (a.writer >= 0 && a.writer != t && seen[a.writer] <= a.writeClock)
       hazard(write ? "write-after-write" : "read-after-write", a.writer);
     if (write) {
-      if (a.readEpoch == epoch_ && a.reader != t)
+      if (a.reader >= 0 && a.reader != t && seen[a.reader] <= a.readClock)
         hazard("write-after-read", a.reader);
       a.writer = t;
-      a.writeEpoch = epoch_;
+      a.writeClock = seen[t];
+      a.reader = -1;
     } else {
-      if (a.readEpoch == epoch_ && a.reader != t)
-        a.reader = -2; // several readers: any other thread's write now is a hazard
-      else
-        a.reader = t;
-      a.readEpoch = epoch_;
+      a.reader = t;
+      a.readClock = seen[t];
     }
+  }
+
+  /// The threads `group` meet: each advances its own clock, then all know what any of them knew.
+  void synchronize(const std::vector<int64_t> &group) {
+    std::vector<int64_t> joined(threads_, 0);
+    for (int64_t t : group) {
+      ++clocks_[t][t];
+      for (int64_t u = 0; u < threads_; ++u)
+        joined[u] = std::max(joined[u], clocks_[t][u]);
+    }
+    for (int64_t t : group)
+      clocks_[t] = joined;
+  }
+
+  /// bar.sync id, count: the active threads meet by id, each id's group exactly `count` threads.
+  void runNamedBarrier(NVVM::BarrierOp op, const std::vector<char> &active) {
+    std::map<uint64_t, std::vector<int64_t>> byId;
+    std::map<uint64_t, uint64_t> counts;
+    const PerThread *ids = op.getBarrierId() ? &get(op, op.getBarrierId()) : nullptr;
+    const PerThread *count = op.getNumberOfThreads() ? &get(op, op.getNumberOfThreads()) : nullptr;
+    for (int64_t t = 0; t < threads_; ++t)
+      if (active[t]) {
+        uint64_t id = ids ? (*ids)[t][0] : 0;
+        byId[id].push_back(t);
+        counts[id] = count ? (*count)[t][0] : uint64_t(threads_);
+      }
+    for (auto &[id, group] : byId) {
+      if (group.size() != counts[id])
+        fail(op, "named barrier " + std::to_string(id) + " expects " + std::to_string(counts[id]) + " threads, " +
+                     std::to_string(group.size()) + " arrive");
+      synchronize(group);
+    }
+    ++report_.barriers;
+  }
+
+  struct Mbarrier {
+    int64_t count = -1, pending = 0, tx = 0, phase = 0;
+    std::vector<int64_t> release, completed[2]; // the arrivals' clocks this phase; each parity's last completion
+  };
+
+  uint64_t mbarrierAddress(Operation *op, Value group, Value index, int64_t t) {
+    uint64_t g = get(op, group)[t][0], i = get(op, index)[t][0];
+    return kMbarrierBase + g * 4096 + 8 * i;
+  }
+  Mbarrier &mbarrier(Operation *op, uint64_t address) {
+    auto it = mbarriers_.find(address);
+    if (it == mbarriers_.end() || it->second.count < 0)
+      fail(op, "an mbarrier used before its init");
+    return it->second;
+  }
+  /// Thread t releases into the mbarrier's phase: its clock advances, the phase learns what t knew.
+  void release(Mbarrier &m, int64_t t) {
+    ++clocks_[t][t];
+    if (m.release.empty())
+      m.release.assign(threads_, 0);
+    for (int64_t u = 0; u < threads_; ++u)
+      m.release[u] = std::max(m.release[u], clocks_[t][u]);
+  }
+  void completeIfDone(Mbarrier &m) {
+    if (m.pending == 0 && m.tx == 0) {
+      m.completed[m.phase] = m.release.empty() ? std::vector<int64_t>(threads_, 0) : m.release;
+      m.release.clear();
+      m.phase ^= 1;
+      m.pending = m.count;
+    }
+  }
+
+  /// mbarrier init / arrive / arrive.expect_tx / try_wait.parity (nvgpu), and TMA tile loads, which
+  /// complete at once: their bytes land in shared memory and count off the mbarrier's expected ones.
+  void runMbarrierOp(Operation *op, const std::vector<char> &active) {
+    for (int64_t t = 0; t < threads_; ++t) {
+      if (!active[t])
+        continue;
+      if (auto init = dyn_cast<nvgpu::MBarrierInitOp>(op)) {
+        if (init.getPredicate() && !(get(op, init.getPredicate())[t][0] & 1))
+          continue;
+        Mbarrier &m = mbarriers_[mbarrierAddress(op, init.getBarriers(), init.getMbarId(), t)];
+        m = Mbarrier{};
+        m.count = m.pending = int64_t(get(op, init.getCount())[t][0]);
+      } else if (auto arrive = dyn_cast<nvgpu::MBarrierArriveExpectTxOp>(op)) {
+        if (arrive.getPredicate() && !(get(op, arrive.getPredicate())[t][0] & 1))
+          continue;
+        Mbarrier &m = mbarrier(op, mbarrierAddress(op, arrive.getBarriers(), arrive.getMbarId(), t));
+        m.tx += int64_t(get(op, arrive.getTxcount())[t][0]);
+        release(m, t);
+        --m.pending;
+        completeIfDone(m);
+      } else if (auto arrive = dyn_cast<nvgpu::MBarrierArriveOp>(op)) {
+        Mbarrier &m = mbarrier(op, mbarrierAddress(op, arrive.getBarriers(), arrive.getMbarId(), t));
+        release(m, t);
+        if (--m.pending < 0)
+          fail(op, "more arrivals than the mbarrier's count");
+        completeIfDone(m);
+      } else if (auto wait = dyn_cast<nvgpu::MBarrierTryWaitParityOp>(op)) {
+        Mbarrier &m = mbarrier(op, mbarrierAddress(op, wait.getBarriers(), wait.getMbarId(), t));
+        uint64_t parity = get(op, wait.getPhaseParity())[t][0] & 1;
+        if (uint64_t(m.phase) == parity)
+          fail(op, "thread " + std::to_string(t) + " waits for a phase that cannot complete (" +
+                       std::to_string(m.pending) + " arrivals and " + std::to_string(m.tx) +
+                       " bytes missing; in lockstep nothing else runs meanwhile)");
+        for (int64_t u = 0; u < threads_; ++u)
+          clocks_[t][u] = std::max(clocks_[t][u], m.completed[parity][u]);
+      } else if (auto tma = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op)) {
+        if (tma.getPredicate() && !(get(op, tma.getPredicate())[t][0] & 1))
+          continue;
+        if (tma.getMode() != NVVM::TMALoadMode::TILE || tma.getMulticastMask())
+          fail(op, "only tile-mode TMA loads without multicast are supported");
+        int64_t bytes = tmaLoad(tma, t);
+        Mbarrier &m = mbarrier(op, get(op, tma.getMbar())[t][0]);
+        release(m, t);
+        m.tx -= bytes;
+        completeIfDone(m);
+      }
+    }
+  }
+
+  /// One TMA tile load by thread t: the box at the coordinates (innermost first) into shared memory,
+  /// row-major, 128-byte swizzled when the map says so (the same address XOR as wgmma's); zeros for
+  /// elements outside the tensor. Returns the bytes written.
+  int64_t tmaLoad(NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp op, int64_t t) {
+    auto it = maps_.find(get(op, op.getTmaDescriptor())[t][0]);
+    if (it == maps_.end())
+      fail(op, "a TMA descriptor that is not a tensor-map argument");
+    const TensorMap &map = *it->second;
+    auto coords = op.getCoordinates();
+    size_t rank = map.dims.size();
+    if (coords.size() != rank || map.box.size() != rank || (map.swizzle != 0 && map.swizzle != 128))
+      fail(op, "a TMA load whose coordinates or map do not match (or a swizzle other than 128 bytes)");
+    std::vector<int64_t> at(rank);
+    for (size_t d = 0; d < rank; ++d)
+      at[d] = signExtend(get(op, coords[d])[t][0], scalarBits(coords[d].getType()));
+    uint64_t dst = get(op, op.getDstMem())[t][0];
+    int64_t elements = 1;
+    for (int64_t b : map.box)
+      elements *= b;
+    auto ptr3 = LLVM::LLVMPointerType::get(op.getContext(), 3);
+    for (int64_t e = 0; e < elements; ++e) {
+      int64_t rest = e, offset = 0;
+      bool inside = true;
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t i = rest % map.box[d], g = at[d] + i;
+        rest /= map.box[d];
+        inside &= g >= 0 && g < map.dims[d];
+        offset += g * (d == 0 ? map.elementBytes : map.stridesBytes[d - 1]);
+      }
+      uint64_t logical = dst + e * map.elementBytes;
+      uint64_t physical = map.swizzle ? logical ^ (((logical >> 7) & 7) << 4) : logical;
+      uint8_t *out = memory(op, ptr3, physical, map.elementBytes, t, true);
+      if (inside)
+        std::memcpy(out, map.buffer->bytes.data() + offset, map.elementBytes);
+      else
+        std::memset(out, 0, map.elementBytes);
+    }
+    return elements * map.elementBytes;
   }
 
   Bits load(Operation *op, Value ptr, Type type, int64_t t) {
@@ -664,6 +854,31 @@ private:
         .Case([&](arith::RemSIOp) {
           return intBinary([&](uint64_t a, uint64_t b, int64_t w) {
             return b ? uint64_t(signExtend(a, w) % signExtend(b, w)) : (fail(op, "division by zero"), 0);
+          });
+        })
+        .Case([&](arith::CeilDivSIOp) {
+          return intBinary([&](uint64_t a, uint64_t b, int64_t w) {
+            int64_t x = signExtend(a, w), y = signExtend(b, w);
+            if (!y)
+              fail(op, "division by zero");
+            int64_t q = x / y;
+            return uint64_t(q + ((x % y != 0) && ((x < 0) == (y < 0)) ? 1 : 0));
+          });
+        })
+        .Case([&](arith::FloorDivSIOp) {
+          return intBinary([&](uint64_t a, uint64_t b, int64_t w) {
+            int64_t x = signExtend(a, w), y = signExtend(b, w);
+            if (!y)
+              fail(op, "division by zero");
+            int64_t q = x / y;
+            return uint64_t(q - ((x % y != 0) && ((x < 0) != (y < 0)) ? 1 : 0));
+          });
+        })
+        .Case([&](arith::CeilDivUIOp) {
+          return intBinary([&](uint64_t a, uint64_t b, int64_t) {
+            if (!b)
+              fail(op, "division by zero");
+            return a / b + (a % b != 0);
           });
         })
         .Case([&](arith::MinSIOp) {
@@ -869,6 +1084,8 @@ private:
         .Case([&](NVVM::BlockDimXOp) { return Bits{uint64_t(threads_)}; })
         .Case<NVVM::BlockDimYOp, NVVM::BlockDimZOp>([&](Operation *) { return Bits{1}; })
         .Case([&](LLVM::InlineAsmOp a) { return inlineAsm(a, t); })
+        .Case([&](nvgpu::MBarrierGetOp g) { return Bits{mbarrierAddress(op, g.getBarriers(), g.getMbarId(), t)}; })
+        .Case([&](LLVM::AddrSpaceCastOp) { return in(0); })
         .Default([&](Operation *) -> Bits { fail(op, "not supported by the SIMT simulator"); });
   }
 
@@ -929,7 +1146,7 @@ private:
   }
 
   struct Access {
-    int64_t writer = -1, reader = -1, writeEpoch = -1, readEpoch = -1;
+    int64_t writer = -1, reader = -1, writeClock = 0, readClock = 0;
   };
 
   int64_t threads_;
@@ -939,7 +1156,10 @@ private:
   std::vector<Buffer *> globals_;
   llvm::DenseMap<Value, PerThread> env_;
   std::set<std::pair<Operation *, std::string>> hazards_;
-  int64_t epoch_ = 0;
+  std::vector<std::vector<int64_t>> clocks_; // clocks_[t][u]: what thread t has seen of thread u
+  std::map<uint64_t, Mbarrier> mbarriers_;
+  std::map<uint64_t, TensorMap *> maps_;
+  int64_t groups_ = 0;
   Report report_;
 };
 

@@ -28,17 +28,31 @@ struct Report {
   int64_t ops = 0; // ops executed (all threads of the block together)
 };
 
-/// A kernel argument: a buffer for a pointer parameter, else an integer for an integer one.
+/// A TMA descriptor, as the runtime encodes it (qla::TensorMapSpec): the global tensor `buffer` with
+/// `dims` (innermost first) and the byte strides of dims 1 …, boxes of `box` elements, the 128-byte
+/// swizzle or none; out-of-bounds elements read as zeros.
+struct TensorMap {
+  Buffer *buffer = nullptr;
+  int64_t elementBytes = 2;
+  std::vector<int64_t> dims, stridesBytes, box;
+  int64_t swizzle = 0;
+};
+
+/// A kernel argument: a buffer for a pointer parameter, a tensor map for a TMA descriptor's pointer
+/// parameter, else an integer for an integer one.
 struct Arg {
   Buffer *buffer = nullptr;
   int64_t scalar = 0;
+  TensorMap *map = nullptr;
 };
 
 /// Runs `kernel` as block `blockIdx` of `threads` threads with `smemBytes` of dynamic shared memory.
-/// Supported beyond arith, scf and plain llvm ops: thread and block indices, shfl.sync, barriers,
-/// mma.sync (m16n8k16 f16), wgmma.mma_async (K-major operands with the 128-byte swizzle, f32
-/// accumulators), cp.async (done at once: its waits and the wgmma/proxy fences are no-ops), exp2, the
-/// f32 -> bf16x2 conversion, and the predicated global loads of the copies' inline assembly.
+/// Supported beyond arith, scf and plain llvm ops: thread and block indices, shfl.sync, block and named
+/// barriers, mbarriers (nvgpu), TMA tile loads, mma.sync (m16n8k16 f16), wgmma.mma_async (K- or
+/// MN-major operands with the 128-byte swizzle, f32 accumulators), stmatrix, cp.async (asynchronous
+/// copies complete when issued), exp2, the f32 -> 16-bit pair conversions, and the copies' predicated
+/// global loads. Races are found by vector clocks: barriers, mbarrier arrivals and waits, and TMA
+/// completions order the threads they involve.
 Report simulateBlock(mlir::func::FuncOp kernel, int64_t threads, int64_t smemBytes, std::vector<Arg> args,
                      std::array<int64_t, 3> blockIdx = {0, 0, 0});
 
