@@ -468,7 +468,8 @@ TEST_CASE("the wide gdn_chunk_forward (TMA rings, two warpgroups) runs on the SI
   // columns through two-stage TMA rings with mbarriers (whole chunks: the last one reads past the
   // sequence end, masked), warpgroup_local exchanges on named barriers. Four value heads (the gate ring
   // takes groups of four), one sequence of 150 tokens.
-  const std::string settings = GENERATE(std::string(""), std::string(",warpgroup_local=0"));
+  const std::string settings =
+      GENERATE(std::string(""), std::string(",warpgroup_local=0"), std::string(",warpgroup_turns=1"));
   INFO("settings" << settings);
   auto config = qla::gdn::parseGdnForwardConfig("H=1,HV=4,K=128,V=128,BV=128,stages=2,initial_state=1,final_state=1" +
                                                 settings);
@@ -498,5 +499,54 @@ TEST_CASE("the wide gdn_chunk_forward (TMA rings, two warpgroups) runs on the SI
     INFO((o == 7 ? "o" : "final state") << ": rel err " << err << ", unwritten " << unwritten);
     CHECK(unwritten == 0);
     CHECK(err <= 1e-4);
+  }
+}
+
+TEST_CASE("warp-specialized gdn_chunk_forward (roles) runs on the SIMT simulator as on the interpreter", "[simt][gdn]") {
+  // Roles, one execution context a warpgroup: the producer's TMA loop runs ahead through the rings'
+  // empty barriers while the consumers wait on the full ones. roles = 1 (loads, state, output; BV = 64)
+  // and fuse_inverse = 1 (loads, aux — the chunk inverse, with and without inverse_in_warps — and two
+  // state warpgroups; BV = 128: the a and aqk inputs are unused, β is read instead).
+  const std::string settings = GENERATE(std::string("BV=64,roles=1"), std::string("BV=128,fuse_inverse=1"),
+                                        std::string("BV=128,fuse_inverse=1,inverse_in_warps=1"));
+  INFO(settings);
+  auto config = qla::gdn::parseGdnForwardConfig("H=1,HV=2,K=128,V=128,stages=2,initial_state=1,final_state=1," + settings);
+  auto kernel = qla::gdn::buildGdnChunkForward(config);
+  const int64_t T = 150, HV = 2, K = 128, V = 128, C = 64;
+  std::mt19937 gen(9);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> unit(0.05, 1.0);
+  std::vector<double> v(T * HV * V), a(T * HV * C), aqk(T * HV * C), beta(T * HV), h0(HV * K * V);
+  for (double &x : v)
+    x = bf16(normal(gen));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < HV; ++h)
+      for (int64_t j = 0; j < C; ++j) {
+        a[(t * HV + h) * C + j] = j == t % C ? 1.0 : j < t % C ? bf16(0.1 * normal(gen)) : 0.0;
+        aqk[(t * HV + h) * C + j] = j <= t % C ? bf16(0.2 * normal(gen)) : 0.0;
+      }
+  for (double &b : beta)
+    b = static_cast<float>(unit(gen));
+  for (double &x : h0)
+    x = static_cast<float>(0.1 * normal(gen));
+  std::vector<qla::HostTensor> tensors = {{{2}, {0, double(T)}}, {{T, K}, unitRows(gen, T, K)},
+                                          {{T, K}, unitRows(gen, T, K)}, {{T, HV * V}, v},
+                                          {{T, HV}, chunkCumsum(gen, T, HV)}};
+  if (config.fuseInverse)
+    tensors.push_back({{T, HV}, beta});
+  else {
+    tensors.push_back({{T, HV * C}, a});
+    tensors.push_back({{T, HV * C}, aqk});
+  }
+  const size_t o = tensors.size(), state = o + 2;
+  tensors.push_back({{T, HV * V}, std::vector<double>(T * HV * V)});
+  tensors.push_back({{HV * K, V}, h0});
+  tensors.push_back({{HV * K, V}, std::vector<double>(HV * K * V)});
+  BothRuns runs = runBoth(*kernel, tensors, {HV * V / config.BV, 1, 1}, {o, state});
+  for (size_t out : {o, state}) {
+    auto [err, unwritten] = distance(runs.simulated[out], runs.interpreted[out]);
+    INFO((out == o ? "o" : "final state") << ": rel err " << err << ", unwritten " << unwritten);
+    CHECK(unwritten == 0);
+    CHECK(err <= (config.inverseInWarps ? 2e-3 : 1e-4));
   }
 }

@@ -11,8 +11,13 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <unordered_map>
 #include <regex>
 #include <sstream>
 
@@ -128,7 +133,7 @@ class Simulator {
 public:
   Simulator(int64_t threads, int64_t smemBytes, std::array<int64_t, 3> blockIdx)
       : threads_(threads), smem_(smemBytes), access_(smemBytes), blockIdx_(blockIdx),
-        clocks_(threads, std::vector<int64_t>(threads, 0)) {}
+        clocks_(threads, std::vector<int64_t>(threads, 0)), hi_(threads) {}
 
   Report run(func::FuncOp kernel, const std::vector<Arg> &args) {
     Block &entry = kernel.getBody().front();
@@ -155,9 +160,35 @@ public:
       set(arg, PerThread(threads_, Bits{pointer ? reinterpret_cast<uint64_t>(given.buffer->bytes.data())
                                                 : static_cast<uint64_t>(given.scalar)}));
     }
-    std::vector<char> all(threads_, 1);
-    if (report_.errors.empty())
-      runBlock(entry, all);
+    if (!report_.errors.empty())
+      return report_;
+    // One execution context a warpgroup, run one at a time: a context runs until it must wait (a barrier
+    // or an mbarrier phase others have yet to complete), then hands over. Roles' loops interleave.
+    const int64_t contexts = std::max<int64_t>(1, threads_ / 128);
+    ready_.assign(contexts, 0);
+    done_.assign(contexts, 0);
+    seen_.assign(contexts, -1);
+    std::vector<std::thread> workers;
+    for (int64_t c = 0; c < contexts; ++c)
+      workers.emplace_back([this, c, contexts, &entry] {
+        takeBaton(c);
+        std::vector<char> mine(threads_, 0);
+        for (int64_t t = c * threads_ / contexts; t < (c + 1) * threads_ / contexts; ++t)
+          mine[t] = 1;
+        runBlock(entry, mine);
+        std::unique_lock<std::mutex> lock(mutex_);
+        done_[c] = 1;
+        if (!report_.errors.empty())
+          aborted_ = true;
+        handOver(c, lock);
+      });
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      current_ = 0;
+      cv_.notify_all();
+    }
+    for (std::thread &w : workers)
+      w.join();
     return report_;
   }
 
@@ -170,7 +201,62 @@ private:
   }
   void fail(func::FuncOp op, const std::string &what) { report_.errors.push_back(op.getName().str() + ": " + what); }
 
-  void set(Value v, PerThread bits) { env_[v] = std::move(bits); }
+  /// The running context writes its own threads' values only (contexts share the function's SSA values).
+  void set(Value v, PerThread bits) {
+    auto it = env_.find(v);
+    if (it == env_.end()) {
+      env_[v] = std::move(bits);
+      return;
+    }
+    for (int64_t t = lo_; t < hi_; ++t)
+      it->second[t] = std::move(bits[t]);
+  }
+
+  // The contexts' hand-over: `current_` runs; the others wait on `cv_`.
+  void takeBaton(int64_t c) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return current_ == c; });
+    lo_ = c * threads_ / int64_t(done_.size());
+    hi_ = (c + 1) * threads_ / int64_t(done_.size());
+    ready_[c] = 1;
+  }
+  /// Gives the baton to the next context that has not finished (none left: nobody).
+  void handOver(int64_t c, std::unique_lock<std::mutex> &) {
+    int64_t n = done_.size();
+    current_ = -1;
+    for (int64_t i = 1; i <= n; ++i)
+      if (!done_[(c + i) % n]) {
+        current_ = (c + i) % n;
+        break;
+      }
+    cv_.notify_all();
+  }
+  /// Waits (letting the other contexts run) until `condition` holds. All contexts waiting with nothing
+  /// changed since each last looked is a deadlock: an error.
+  void waitUntil(Operation *op, const std::function<bool()> &condition, const std::string &what) {
+    int64_t c = lo_ * int64_t(done_.size()) / threads_;
+    while (!condition()) {
+      if (aborted_)
+        throw Stop{};
+      seen_[c] = progress_;
+      bool stuck = true;
+      for (size_t o = 0; o < done_.size(); ++o)
+        if (!done_[o] && (!ready_[o] || seen_[o] != progress_))
+          stuck = false;
+      if (stuck) {
+        aborted_ = true;
+        fail(op, "deadlock: every warpgroup waits (" + what + ")");
+      }
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        handOver(c, lock);
+      }
+      takeBaton(c);
+      if (aborted_)
+        throw Stop{};
+    }
+    seen_[c] = -1;
+  }
   const PerThread &get(Operation *op, Value v) {
     auto it = env_.find(v);
     if (it == env_.end())
@@ -218,18 +304,15 @@ private:
             NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp>(op))
       return;
     if (isa<NVVM::Barrier0Op>(op)) {
-      for (int64_t t = 0; t < threads_; ++t)
+      for (int64_t t = lo_; t < hi_; ++t)
         if (!active[t])
           fail(op, "a barrier that thread " + std::to_string(t) + " does not reach (divergent)");
-      std::vector<int64_t> all(threads_);
-      for (int64_t t = 0; t < threads_; ++t)
-        all[t] = t;
-      synchronize(all);
-      ++report_.barriers;
-      return;
+      return meet(op, /*id=*/-1, threads_, active, /*waits=*/true);
     }
     if (auto named = dyn_cast<NVVM::BarrierOp>(op))
       return runNamedBarrier(named, active);
+    if (auto arrive = dyn_cast<NVVM::BarrierArriveOp>(op))
+      return runNamedBarrier(arrive, active);
     if (isa<NVVM::SyncWarpOp>(op)) { // bar.warp.sync: each warp's threads meet
       for (int64_t w = 0; w < threads_ / 32; ++w) {
         std::vector<int64_t> lanes;
@@ -241,10 +324,11 @@ private:
       }
       return;
     }
-    if (isa<NVVM::FenceMbarrierInitOp>(op))
+    if (isa<NVVM::FenceMbarrierInitOp, NVVM::SetMaxRegisterOp>(op)) // (registers are not modelled)
       return;
-    if (isa<nvgpu::MBarrierCreateOp>(op)) {
-      set(op->getResult(0), PerThread(threads_, Bits{uint64_t(groups_++)}));
+    if (isa<nvgpu::MBarrierCreateOp>(op)) { // one group an op, whichever context reaches it
+      auto [it, added] = groups_.try_emplace(op, groups_.size());
+      set(op->getResult(0), PerThread(threads_, Bits{uint64_t(it->second)}));
       return;
     }
     if (isa<nvgpu::MBarrierInitOp, nvgpu::MBarrierArriveExpectTxOp, nvgpu::MBarrierArriveOp,
@@ -632,25 +716,69 @@ private:
       clocks_[t] = joined;
   }
 
-  /// bar.sync id, count: the active threads meet by id, each id's group exactly `count` threads.
-  void runNamedBarrier(NVVM::BarrierOp op, const std::vector<char> &active) {
-    std::map<uint64_t, std::vector<int64_t>> byId;
-    std::map<uint64_t, uint64_t> counts;
-    const PerThread *ids = op.getBarrierId() ? &get(op, op.getBarrierId()) : nullptr;
-    const PerThread *count = op.getNumberOfThreads() ? &get(op, op.getNumberOfThreads()) : nullptr;
-    for (int64_t t = 0; t < threads_; ++t)
+  /// bar.sync / bar.arrive id, count: the active threads arrive at barrier `id` (by thread); it completes
+  /// when `count` threads have arrived. Syncing threads wait for that; arriving ones go on.
+  template <typename BarOp> void runNamedBarrier(BarOp op, const std::vector<char> &active) {
+    constexpr bool waits = std::is_same_v<BarOp, NVVM::BarrierOp>;
+    Value idValue = op.getBarrierId(), countValue = op.getNumberOfThreads();
+    std::map<int64_t, std::vector<char>> byId;
+    std::map<int64_t, int64_t> counts;
+    for (int64_t t = lo_; t < hi_; ++t)
       if (active[t]) {
-        uint64_t id = ids ? (*ids)[t][0] : 0;
-        byId[id].push_back(t);
-        counts[id] = count ? (*count)[t][0] : uint64_t(threads_);
+        int64_t id = idValue ? int64_t(get(op, idValue)[t][0]) : 0;
+        byId[id].assign(threads_, 0);
+        counts[id] = countValue ? int64_t(get(op, countValue)[t][0]) : threads_;
       }
-    for (auto &[id, group] : byId) {
-      if (group.size() != counts[id])
-        fail(op, "named barrier " + std::to_string(id) + " expects " + std::to_string(counts[id]) + " threads, " +
-                     std::to_string(group.size()) + " arrive");
-      synchronize(group);
+    for (int64_t t = lo_; t < hi_; ++t)
+      if (active[t])
+        byId[idValue ? int64_t(get(op, idValue)[t][0]) : 0][t] = 1;
+    for (auto &[id, members] : byId)
+      meet(op, id, counts[id], members, waits);
+  }
+
+  struct Meeting {
+    int64_t count = 0, expected = 0, generation = 0; // expected: arrivals still missing
+    std::vector<int64_t> syncers;               // threads that wait for the completion
+    std::vector<int64_t> joined;                // the arrivals' clocks so far
+  };
+  /// The running context's threads in `members` arrive at barrier `id` (-1: the block barrier) of `count`
+  /// threads; with `waits` they wait for its completion, then know what every arrival knew.
+  void meet(Operation *op, int64_t id, int64_t count, const std::vector<char> &members, bool waits) {
+    Meeting &m = meetings_[id];
+    if (m.joined.empty()) {
+      m.joined.assign(threads_, 0);
+      m.count = m.expected = count;
+      m.generation = meetingsDone_[id];
+    } else if (m.count != count) {
+      fail(op, "barrier " + std::to_string(id) + " used with " + std::to_string(count) + " and " +
+                   std::to_string(m.count) + " threads at once");
     }
-    ++report_.barriers;
+    int64_t arrived = 0;
+    for (int64_t t = lo_; t < hi_; ++t)
+      if (members[t]) {
+        ++clocks_[t][t];
+        for (int64_t u = 0; u < threads_; ++u)
+          m.joined[u] = std::max(m.joined[u], clocks_[t][u]);
+        if (waits)
+          m.syncers.push_back(t);
+        ++arrived;
+      }
+    m.expected -= arrived;
+    ++progress_;
+    if (m.expected < 0)
+      fail(op, "more threads arrive at barrier " + std::to_string(id) + " than its count");
+    int64_t generation = m.generation;
+    if (m.expected == 0) { // complete: the syncers learn what every arrival knew
+      for (int64_t t : m.syncers)
+        clocks_[t] = m.joined;
+      meetings_.erase(id);
+      meetingsDone_[id] = generation + 1;
+      ++report_.barriers;
+      return;
+    }
+    if (waits)
+      waitUntil(op, [&] { return meetingsDone_[id] > generation; },
+                id < 0 ? std::string("a block barrier") : "named barrier " + std::to_string(id));
   }
 
   struct Mbarrier {
@@ -677,6 +805,7 @@ private:
       m.release[u] = std::max(m.release[u], clocks_[t][u]);
   }
   void completeIfDone(Mbarrier &m) {
+    ++progress_;
     if (m.pending == 0 && m.tx == 0) {
       m.completed[m.phase] = m.release.empty() ? std::vector<int64_t>(threads_, 0) : m.release;
       m.release.clear();
@@ -697,6 +826,9 @@ private:
         Mbarrier &m = mbarriers_[mbarrierAddress(op, init.getBarriers(), init.getMbarId(), t)];
         m = Mbarrier{};
         m.count = m.pending = int64_t(get(op, init.getCount())[t][0]);
+        // A wait on the parity before the first phase passes at once (the producer's first empty waits).
+        m.completed[0].assign(threads_, 0);
+        m.completed[1].assign(threads_, 0);
       } else if (auto arrive = dyn_cast<nvgpu::MBarrierArriveExpectTxOp>(op)) {
         if (arrive.getPredicate() && !(get(op, arrive.getPredicate())[t][0] & 1))
           continue;
@@ -714,10 +846,10 @@ private:
       } else if (auto wait = dyn_cast<nvgpu::MBarrierTryWaitParityOp>(op)) {
         Mbarrier &m = mbarrier(op, mbarrierAddress(op, wait.getBarriers(), wait.getMbarId(), t));
         uint64_t parity = get(op, wait.getPhaseParity())[t][0] & 1;
-        if (uint64_t(m.phase) == parity)
-          fail(op, "thread " + std::to_string(t) + " waits for a phase that cannot complete (" +
-                       std::to_string(m.pending) + " arrivals and " + std::to_string(m.tx) +
-                       " bytes missing; in lockstep nothing else runs meanwhile)");
+        uint64_t address = mbarrierAddress(op, wait.getBarriers(), wait.getMbarId(), t);
+        waitUntil(op, [&] { return uint64_t(mbarrier(op, address).phase) != parity; },
+                  "an mbarrier phase with " + std::to_string(m.pending) + " arrivals and " + std::to_string(m.tx) +
+                      " bytes missing");
         for (int64_t u = 0; u < threads_; ++u)
           clocks_[t][u] = std::max(clocks_[t][u], m.completed[parity][u]);
       } else if (auto tma = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op)) {
@@ -1154,12 +1286,25 @@ private:
   std::array<int64_t, 3> blockIdx_;
   std::vector<Access> access_;
   std::vector<Buffer *> globals_;
-  llvm::DenseMap<Value, PerThread> env_;
+  struct ValueHash {
+    size_t operator()(Value v) const { return hash_value(v); }
+  };
+  std::unordered_map<Value, PerThread, ValueHash> env_; // node-based: references survive other contexts' inserts
   std::set<std::pair<Operation *, std::string>> hazards_;
   std::vector<std::vector<int64_t>> clocks_; // clocks_[t][u]: what thread t has seen of thread u
   std::map<uint64_t, Mbarrier> mbarriers_;
   std::map<uint64_t, TensorMap *> maps_;
-  int64_t groups_ = 0;
+  std::map<Operation *, int64_t> groups_;
+  std::map<int64_t, Meeting> meetings_;        // barriers with arrivals pending, by id (-1: the block's)
+  std::map<int64_t, int64_t> meetingsDone_;    // completions of each barrier so far
+  // The contexts (qla/Simt/Simt.h: one a warpgroup) and the hand-over between them.
+  int64_t lo_ = 0, hi_ = 0; // the running context's threads
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int64_t current_ = -1, progress_ = 0;
+  std::vector<char> ready_, done_;
+  std::vector<int64_t> seen_;
+  bool aborted_ = false;
   Report report_;
 };
 
