@@ -71,7 +71,7 @@ struct GdnForwardConfig {
   bool inverseF16 = true;
   // The chunk inverse A₀ made whole by one op inside the warps (qla.tri_inverse f16_merges): each warp's
   // diagonal 16x16 block by elimination in registers, then the two merges on mma.sync (f16 operands, f32
-  // sums) with the blocks exchanged through 18 KB of scratch and two warpgroup barriers — instead of the
+  // sums) with the blocks exchanged through 18 KB of scratch and three warpgroup barriers — instead of the
   // merges as DSL gemms (wgmma, each operand shared with stmatrix, fences and barriers between). The same
   // products and roundings as inverse_f16's merges. Not yet run on the GPU: off.
   bool inverseInWarps = false;

@@ -110,7 +110,7 @@ Value invertDiagonalBlocksInWarps(OpBuilder &b, Location loc, TileType type, Val
 
 /// tri_inverse of a whole 64x64 f32 accumulator fragment of one warpgroup (TriInverseOp::mergesInWarps):
 /// each warp's diagonal 16x16 block as above, then the two merges X_lo·N·X_up on mma.sync (f16 operands,
-/// f32 sums) through `scratch` (TriInverseOp::kInWarpsScratchBytes, shared memory; two block barriers).
+/// f32 sums) through `scratch` (TriInverseOp::kInWarpsScratchBytes, shared memory; three block barriers).
 Value invertInWarps(OpBuilder &b, Location loc, TileType type, Value vec, Value tid, Value scratch);
 
 /// A 16-bit wgmma accumulator fragment (`tile` its type) into shared memory with stmatrix, four 8x8
