@@ -2,12 +2,7 @@
 # Session 19, run 101: the fused forward (fuse_inverse=1: the inverse in an aux warpgroup, BV = 128, role
 # budgets loads / aux / state 24 / 120 / 184) with bf16 operands (precise=0: 16 B of spills) and with
 # precise=1 (260 B), against the two-kernel default and the two-kernel precise=0 in the same run.
-# Pack: pack_gdn.sh h16hv32 "H=16,HV=32,K=128,V=128,BV=64" h16hv32p0 "…,precise=0" h16hv32f0
-#   "H=16,HV=32,K=128,V=128,BV=128,precise=0,stages=2,fuse_inverse=1,loads_regs=24,aux_regs=120,state_regs=184"
-#   h16hv32f1 (the same, precise=1) h2hv4f0 (H=2,HV=4, as h16hv32f0) k256 "H=16,HV=32,K=256,V=256,BV=64"
-#   k256s (the same, share_state_operand=1) h16hv32iw "H=16,HV=32,K=128,V=128,BV=64,inverse_in_warps=1"
-#   h2hv4iw "H=2,HV=4,K=128,V=128,BV=64,inverse_in_warps=1" h16hv32f0w (h16hv32f0 with inverse_in_warps=1).
-#   Carry devpkg.
+# Pack: bash scripts/device/pack_session19.sh (the configs below). Carry devpkg.
 # Also the chunk inverse as one op inside the warps (inverse_in_warps: mma.sync merges; checked on the
 # CPU's SIMT simulator, never yet on a GPU): its checks and sanitizers first, then the A/B.
 # Also K = V = 256 with Hᵀ's operand through shared memory (share_state_operand: 476 -> 36 B of spills)

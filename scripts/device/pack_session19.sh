@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Packs devpkg/ for session19_run1.sh (the fused forward at precise 0 / 1, inverse_in_warps unfused and
+# fused, K = 256 with share_state_operand, against the defaults). Then on the device:
+#   OUT=$OUT bash devpkg/session19_run1.sh      (carry devpkg)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+F="stages=2,fuse_inverse=1,loads_regs=24,aux_regs=120,state_regs=184"
+bash "$root/scripts/device/pack_gdn.sh" \
+  h16hv32 "H=16,HV=32,K=128,V=128,BV=64" \
+  h16hv32p0 "H=16,HV=32,K=128,V=128,BV=64,precise=0" \
+  h16hv32iw "H=16,HV=32,K=128,V=128,BV=64,inverse_in_warps=1" \
+  h2hv4iw "H=2,HV=4,K=128,V=128,BV=64,inverse_in_warps=1" \
+  h16hv32f0 "H=16,HV=32,K=128,V=128,BV=128,precise=0,$F" \
+  h16hv32f0w "H=16,HV=32,K=128,V=128,BV=128,precise=0,inverse_in_warps=1,$F" \
+  h16hv32f1 "H=16,HV=32,K=128,V=128,BV=128,precise=1,$F" \
+  h2hv4f0 "H=2,HV=4,K=128,V=128,BV=128,precise=0,$F" \
+  k256 "H=16,HV=32,K=256,V=256,BV=64" \
+  k256s "H=16,HV=32,K=256,V=256,BV=64,share_state_operand=1"
