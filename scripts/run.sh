@@ -39,6 +39,10 @@ echo "== GDN forward on the CPU interpreter against the float64 recurrence"
 # The context split (issue 5) on the interpreter: one sequence in segments of 128 tokens, gates with
 # zero-decay heads (exact fallback) among strongly decaying ones.
 "$build/tools/qlac/qlac" check gdn --set B=1,T=520,H=2,HV=4,K=64,V=64,split_tokens=128,precise=2
+echo
+echo "== GDN forward lowered to NVVM, run on the CPU's SIMT simulator (bounds and race checks) against float64"
+"$build/tools/qlac/qlac" check gdn --set B=1,T=200,H=1,HV=2,K=128,V=128,simulate=1
+"$build/tools/qlac/qlac" check gdn --set B=1,T=200,H=1,HV=2,K=128,V=128,simulate=1,inverse_in_warps=1
 
 out=$build/run/gemm
 rm -rf "$out"

@@ -4,6 +4,7 @@
 
 #include "qla/Interpreter/Interpreter.h"
 #include "qla/Pipeline/Pipeline.h"
+#include "qla/Simt/Simt.h"
 #include "qla/runtime/Error.h"
 #include "qla/runtime/Json.h"
 
@@ -157,6 +158,16 @@ void Kernel::interpret(const std::vector<HostTensor *> &args, std::array<int64_t
   });
   if (failed(verify(*impl_->module)) || failed(interpretKernel(impl_->func, args, grid)))
     throw Error(fmt::format("kernel '{}': interpreter failed:\n  {}", name_, fmt::join(errors, "\n  ")));
+}
+
+void Kernel::simulate(const std::vector<HostTensor *> &args, std::array<int64_t, 3> grid) const {
+  if (failed(verify(*impl_->module)))
+    throw Error(fmt::format("kernel '{}': the tile IR does not verify", name_));
+  qla::simt::Report r = qla::simt::simulateKernel(impl_->func, args, grid);
+  if (!r.errors.empty() || !r.hazards.empty())
+    throw Error(fmt::format("kernel '{}': SIMT simulator: {}{}", name_, fmt::join(r.errors, "\n  "),
+                            r.hazards.empty() ? "" : fmt::format("{} shared-memory hazards, the first: {}",
+                                                                 r.hazards.size(), r.hazards.front())));
 }
 
 } // namespace qla::dsl

@@ -212,6 +212,23 @@ TEST_CASE("gdn forward on the interpreter: the chunk inverse as one op (inverse_
   CHECK(buildGdnChunkInverse(parseGdnForwardConfig("H=2,HV=4"))->ir().find("f16_merges") == std::string::npos);
 }
 
+TEST_CASE("gdn forward lowered to NVVM, on the SIMT simulator, matches the float64 recurrence and the interpreter",
+          "[gdn][simt]") {
+  // The three kernels as the GPU would run them (dsl::Kernel::simulate): varlen with a partial chunk and a
+  // one-token sequence, mixed decay, in-kernel gate and L2 norm.
+  GdnProblem p = problem(1, 0, 1, 2, 64, 64);
+  p.cuSeqlens = {0, 1, 70, 150};
+  p.T = 150;
+  p.gateInKernel = p.l2normQK = true;
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs simulated = interpretGdnForward(p, in, {.simulate = true}), interpreted = interpretGdnForward(p, in);
+  GdnOutputs ref = gdnRecurrentReference(p, in);
+  CHECK(relL2(simulated.o, ref.o) <= 5e-3);
+  CHECK(relL2(simulated.finalState, ref.finalState) <= 5e-3);
+  CHECK(relL2(simulated.o, interpreted.o) <= 2e-3);
+  CHECK(relL2(simulated.finalState, interpreted.finalState) <= 2e-3);
+}
+
 TEST_CASE("gdn forward on the interpreter: the state operand through shared memory (share_state_operand)",
           "[gdn][interpreter]") {
   // Hᵀ's bf16 parts shared for its two products and the output made before the update: the same

@@ -256,7 +256,7 @@ int checkGdn(const std::string &settings) {
   p.V = 64;
   p.useInitialState = true;
   p.outputFinalState = true;
-  bool mixed = true;
+  bool mixed = true, simulate = false, inverseInWarps = false;
   int64_t splitTokens = 0, precise = -1, inverseF16 = -1;
   auto field = [](int64_t &f) { return [&f](double v) { f = static_cast<int64_t>(v); }; };
   auto flag = [](bool &f) { return [&f](double v) { f = v != 0; }; };
@@ -265,20 +265,25 @@ int checkGdn(const std::string &settings) {
                                {"K", field(p.K)}, {"V", field(p.V)}, {"gate_in_kernel", flag(p.gateInKernel)},
                                {"l2norm", flag(p.l2normQK)}, {"mixed_decay", flag(mixed)},
                                {"split_tokens", field(splitTokens)}, {"precise", field(precise)},
-                               {"inverse_f16", field(inverseF16)}});
+                               {"inverse_f16", field(inverseF16)}, {"simulate", flag(simulate)},
+                               {"inverse_in_warps", flag(inverseInWarps)}});
+  if (simulate && splitTokens > 0)
+    throw qla::Error("qlac check gdn: simulate=1 runs the unsplit kernels only (split_tokens must be 0)");
   auto gate = mixed ? qla::gdn::GdnGateKind::mixedDecay : qla::gdn::GdnGateKind::logsigmoid;
   qla::gdn::GdnInputs in = qla::gdn::roundInputsForKernel(
       qla::gdn::gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = gate}));
   auto start = std::chrono::steady_clock::now();
-  qla::gdn::GdnOutputs got = qla::gdn::interpretGdnForward(p, in, {.precise = precise, .inverseF16 = inverseF16});
+  qla::gdn::GdnOutputs got = qla::gdn::interpretGdnForward(
+      p, in, {.precise = precise, .inverseF16 = inverseF16, .inverseInWarps = inverseInWarps, .simulate = simulate});
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   qla::gdn::GdnOutputs ref = qla::gdn::gdnRecurrentReference(p, in);
   double eo = qla::gdn::relL2(got.o, ref.o), es = qla::gdn::relL2(got.finalState, ref.finalState);
   bool ok = eo <= 5e-3 && es <= 5e-3;
-  fmt::print("gdn forward (B={}, T={}, H={}, HV={}, K={}, V={}{}{}) on the CPU interpreter: rel_l2 vs float64 "
+  fmt::print("gdn forward (B={}, T={}, H={}, HV={}, K={}, V={}{}{}) {}: rel_l2 vs float64 "
              "recurrence o {:.2e}, final state {:.2e}, {:.2f} s -> {}\n",
              p.B, p.T, p.H, p.HV, p.K, p.V, p.gateInKernel ? ", gate in kernel" : "", p.l2normQK ? ", l2norm" : "",
-             eo, es, seconds, ok ? "PASS" : "FAIL");
+             simulate ? "lowered, on the CPU's SIMT simulator" : "on the CPU interpreter", eo, es, seconds,
+             ok ? "PASS" : "FAIL");
   if (splitTokens > 0) {
     // The context split (docs/context-split.md) on the same inputs, in segments of split_tokens, with
     // the same kernels and order as on the GPU: every transition taken (no floor: the strictest check;
@@ -312,7 +317,8 @@ int checkCommand(const Args &args) {
                "gdn settings: B, T, H, HV, K, V (64|128|256), gate_in_kernel, l2norm, mixed_decay (0|1),\n"
                "split_tokens (> 0: also the context split in segments of that many tokens, exact and truncated;\n"
                "with precise=2 it must also agree with the unsplit run to 2e-4), precise (0..2, the kernels' default 1),\n"
-               "inverse_f16 (0|1, the kernels' default 1);\n"
+               "inverse_f16 (0|1, the kernels' default 1), inverse_in_warps (0|1), simulate (1: the kernels lowered by\n"
+               "the pipeline and run on the SIMT simulator, bounds- and race-checked, instead of the interpreter);\n"
                "it runs gdn_cumsum, gdn_chunk_inverse and gdn_chunk_forward against the float64 recurrence.\n");
     return 0;
   }

@@ -1195,6 +1195,28 @@ private:
             std::memcpy(dst, memory(op, c.getSrc().getType(), get(op, c.getSrc())[t][0], from, t, false), from);
           return Bits{};
         })
+        .Case<LLVM::LogOp, LLVM::Log2Op, LLVM::ExpOp, LLVM::SqrtOp, LLVM::FAbsOp>([&](Operation *) {
+          return lanewise([&](size_t i, Type lt) {
+            if (!lt.isF32())
+              fail(op, "math of a type other than f32");
+            float x = asFloat(in(0)[i]);
+            float r = isa<LLVM::LogOp>(op)    ? std::log(x)
+                      : isa<LLVM::Log2Op>(op) ? std::log2(x)
+                      : isa<LLVM::ExpOp>(op)  ? std::exp(x)
+                      : isa<LLVM::SqrtOp>(op) ? std::sqrt(x)
+                                              : std::fabs(x);
+            return floatBits(r);
+          });
+        })
+        .Case<LLVM::MaxNumOp, LLVM::MinNumOp>([&](Operation *) {
+          return floatBinary([&](auto a, auto b) {
+            if (std::isnan(a))
+              return b;
+            if (std::isnan(b))
+              return a;
+            return isa<LLVM::MaxNumOp>(op) ? std::max(a, b) : std::min(a, b);
+          });
+        })
         .Case([&](LLVM::Exp2Op) {
           return lanewise([&](size_t i, Type lt) {
             if (!lt.isF32())
@@ -1203,6 +1225,20 @@ private:
           });
         })
         .Case([&](LLVM::CallIntrinsicOp c) {
+          // The unary f32 approximations of the math lowering, as exact f32 math (the GPU's approximations
+          // are within a few ulps of it).
+          static const std::map<std::string, float (*)(float)> unary = {
+              {"llvm.nvvm.lg2.approx.f", [](float x) { return std::log2(x); }},
+              {"llvm.nvvm.lg2.approx.ftz.f", [](float x) { return std::log2(x); }},
+              {"llvm.nvvm.ex2.approx.f", [](float x) { return std::exp2(x); }},
+              {"llvm.nvvm.ex2.approx.ftz.f", [](float x) { return std::exp2(x); }},
+              {"llvm.nvvm.rsqrt.approx.f", [](float x) { return 1.0f / std::sqrt(x); }},
+              {"llvm.nvvm.rsqrt.approx.ftz.f", [](float x) { return 1.0f / std::sqrt(x); }},
+              {"llvm.nvvm.sqrt.approx.f", [](float x) { return std::sqrt(x); }},
+              {"llvm.nvvm.rcp.approx.ftz.f", [](float x) { return 1.0f / x; }},
+              {"llvm.nvvm.tanh.approx.f32", [](float x) { return std::tanh(x); }}};
+          if (auto f = unary.find(c.getIntrin().str()); f != unary.end())
+            return Bits{floatBits(f->second(asFloat(in(0)[0])))};
           // cvt.rn.{bf16x2,f16x2}.f32 d, a, b: a in the upper half, b in the lower.
           Type half;
           if (c.getIntrin() == "llvm.nvvm.ff2bf16x2.rn")

@@ -56,6 +56,12 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
     c.inverseHeads = options.inverseHeads;
   c.stateOnly = options.run == ForwardRun::stateOnly;
   GdnForwardKernels kernels = buildGdnForward(c);
+  auto run = [&](const dsl::Kernel &kernel, const std::vector<HostTensor *> &args, std::array<int64_t, 3> grid) {
+    if (options.simulate)
+      kernel.simulate(args, grid);
+    else
+      kernel.interpret(args, grid);
+  };
   const int64_t T = p.B * p.T, N = p.numSequences(), C = GdnForwardConfig::kChunk;
   HostTensor cu{{N + 1}, {}};
   if (p.varlen())
@@ -75,13 +81,13 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
   if (c.gateInKernel) {
     HostTensor a = packed(in.a, {T, p.HV}), b = packed(in.b, {T, p.HV});
     HostTensor aLog = packed(in.aLog, {p.HV}), dtBias = packed(in.dtBias, {p.HV});
-    kernels.cumsum->interpret({&cu, &a, &gcum, &b, &aLog, &dtBias, &beta}, {0, grid[1], grid[2]});
+    run(*kernels.cumsum, {&cu, &a, &gcum, &b, &aLog, &dtBias, &beta}, {0, grid[1], grid[2]});
   } else {
     HostTensor g = packed(in.g, {T, p.HV});
-    kernels.cumsum->interpret({&cu, &g, &gcum}, {0, grid[1], grid[2]});
+    run(*kernels.cumsum, {&cu, &g, &gcum}, {0, grid[1], grid[2]});
   }
-  kernels.inverse->interpret({&cu, &q, &k, &gcum, &beta, &aGated, &aqk},
-                             {grid[0] / c.resolvedInverseHeads(), grid[1], (grid[2] + c.inverseChunks - 1) / c.inverseChunks});
+  run(*kernels.inverse, {&cu, &q, &k, &gcum, &beta, &aGated, &aqk},
+      {grid[0] / c.resolvedInverseHeads(), grid[1], (grid[2] + c.inverseChunks - 1) / c.inverseChunks});
 
   std::vector<HostTensor *> args{&cu, &q, &k, &v, &gcum, &aGated, &aqk, &o};
   HostTensor h0, ht;
@@ -94,7 +100,7 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
     ht = zeros(p.stateVFirst ? std::vector<int64_t>{N * p.HV * p.V, p.K} : std::vector<int64_t>{N * p.HV * p.K, p.V});
     args.push_back(&ht);
   }
-  kernels.forward->interpret(args, {p.HV * (p.V / c.BV), N, 1});
+  run(*kernels.forward, args, {p.HV * (p.V / c.BV), N, 1});
 
   GdnOutputs out;
   out.o = Tensor({p.B, p.T, p.HV, p.V}, std::move(o.data));

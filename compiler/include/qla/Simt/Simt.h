@@ -7,6 +7,8 @@
 #ifndef QLA_SIMT_SIMT_H
 #define QLA_SIMT_SIMT_H
 
+#include "qla/Interpreter/HostTensor.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <array>
@@ -55,6 +57,15 @@ struct Arg {
 /// completions order the threads they involve.
 Report simulateBlock(mlir::func::FuncOp kernel, int64_t threads, int64_t smemBytes, std::vector<Arg> args,
                      std::array<int64_t, 3> blockIdx = {0, 0, 0});
+
+/// A tile-level kernel (what the interpreter runs: `qla::interpretKernel`) lowered by the pipeline to
+/// qla-convert-to-nvvm and run on the simulator over its whole grid, block after block, on `args` (one
+/// per tensor parameter, values converted to and from each tensor's dtype as the GPU would hold them;
+/// dims and tensor maps follow from them). `grid` overrides the kernel's where nonzero. The module of
+/// `tileKernel` is not changed. Errors (lowering failures, unsupported ops, out-of-bounds accesses,
+/// deadlocks) and hazards of every block are collected in the report.
+Report simulateKernel(mlir::func::FuncOp tileKernel, const std::vector<HostTensor *> &args,
+                      std::array<int64_t, 3> grid = {0, 0, 0});
 
 } // namespace qla::simt
 

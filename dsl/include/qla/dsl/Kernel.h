@@ -272,6 +272,10 @@ public:
   /// Runs the tile program on the CPU (one argument per tensor, in declaration order); throws
   /// qla::Error with the DSL line of the failing op.
   void interpret(const std::vector<HostTensor *> &args, std::array<int64_t, 3> grid = {0, 0, 0}) const;
+  /// Like interpret(), but the kernel as the GPU would run it: lowered by the pipeline and run on the CPU's
+  /// SIMT simulator (docs/simt.md), block after block, the tensors converted to and from their dtypes.
+  /// Throws qla::Error on a lowering failure, an out-of-bounds access, a deadlock or a shared-memory race.
+  void simulate(const std::vector<HostTensor *> &args, std::array<int64_t, 3> grid = {0, 0, 0}) const;
   /// JIT launch on the GPU: the first call takes the kernel from the disk cache (or compiles and
   /// publishes it) and loads it; later calls only validate the arguments and launch.
   void launch(const std::vector<TensorArg> &tensors, CUstream stream = nullptr);
