@@ -279,10 +279,10 @@ int checkGdn(const std::string &settings) {
   qla::gdn::GdnOutputs ref = qla::gdn::gdnRecurrentReference(p, in);
   double eo = qla::gdn::relL2(got.o, ref.o), es = qla::gdn::relL2(got.finalState, ref.finalState);
   bool ok = eo <= 5e-3 && es <= 5e-3;
-  fmt::print("gdn forward (B={}, T={}, H={}, HV={}, K={}, V={}{}{}) {}: rel_l2 vs float64 "
+  fmt::print("gdn forward (B={}, T={}, H={}, HV={}, K={}, V={}{}{}{}) {}: rel_l2 vs float64 "
              "recurrence o {:.2e}, final state {:.2e}, {:.2f} s -> {}\n",
              p.B, p.T, p.H, p.HV, p.K, p.V, p.gateInKernel ? ", gate in kernel" : "", p.l2normQK ? ", l2norm" : "",
-             simulate ? "lowered, on the CPU's SIMT simulator" : "on the CPU interpreter", eo, es, seconds,
+             inverseInWarps ? ", inverse in warps" : "", simulate ? "lowered, on the CPU's SIMT simulator" : "on the CPU interpreter", eo, es, seconds,
              ok ? "PASS" : "FAIL");
   if (splitTokens > 0) {
     // The context split (docs/context-split.md) on the same inputs, in segments of split_tokens, with
