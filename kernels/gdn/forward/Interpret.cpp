@@ -50,7 +50,6 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
     c.inverseF16 = options.inverseF16 != 0;
   c.shareStateOperand = options.shareStateOperand;
   c.inverseInWarps = options.inverseInWarps;
-  c.inverseProductsOnce = options.inverseProductsOnce;
   c.inverseChunks = options.inverseChunks;
   c.inverseStages = options.inverseStages;
   if (options.inverseHeads != 0)

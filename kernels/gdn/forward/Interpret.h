@@ -26,7 +26,6 @@ struct InterpretOptions {
   int64_t inverseF16 = -1; // >= 0: overrides GdnForwardConfig's default
   bool shareStateOperand = false; // GdnForwardConfig::shareStateOperand
   bool inverseInWarps = false;    // GdnForwardConfig::inverseInWarps
-  bool inverseProductsOnce = false; // GdnForwardConfig::inverseProductsOnce
   // The kernels lowered by the pipeline and run on the SIMT simulator (dsl::Kernel::simulate: the code
   // the GPU would run, bounds- and race-checked) instead of on the tile interpreter.
   bool simulate = false;
