@@ -50,6 +50,8 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createQlaPlanSmem(QlaPlanSmemOptions{options.smemBudgetBytes}));
   // To NVVM and LLVM.
   pm.addPass(createQlaConvertToNVVM());
+  if (options.stopAfterConvertToNVVM) // what the SIMT simulator runs
+    return;
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertNVVMToLLVMPass());

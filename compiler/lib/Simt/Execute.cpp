@@ -2,7 +2,22 @@
 // and the copies' inline assembly; simulateBlock.
 #include "Simulator.h"
 
+#include "llvm/Support/Path.h"
+
 namespace qla::simt::detail {
+
+/// "file:line" of the innermost file location in `loc` ("?" without one).
+static std::string sourceOf(Location loc) {
+  std::string out = "?";
+  loc->walk([&](Location l) {
+    if (auto f = dyn_cast<FileLineColLoc>(l)) {
+      out = (llvm::sys::path::filename(f.getFilename().getValue()) + ":" + llvm::Twine(f.getLine())).str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return out;
+}
 
 Report Simulator::run(func::FuncOp kernel, const std::vector<Arg> &args) {
   Block &entry = kernel.getBody().front();
@@ -122,6 +137,7 @@ std::vector<PerThread> Simulator::runBlock(Block &block, const std::vector<char>
       if (isa<func::ReturnOp, LLVM::ReturnOp>(op))
         return {};
       ++report_.ops;
+      ++report_.opsBySource[sourceOf(op.getLoc())];
       step(&op, active);
     }
   } catch (const Stop &) {

@@ -5,7 +5,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
 
 #include <cmath>
 #include <cstring>
@@ -87,23 +86,22 @@ Report simulateKernel(func::FuncOp tileKernel, const std::vector<HostTensor *> &
       report.errors.push_back(d);
     return report;
   };
-  // The pipeline changes the module in place: a copy of the kernel's goes through it.
+  // The pipeline changes the module in place: a copy of the kernel's goes through it, to
+  // qla-convert-to-nvvm (the ops keep the DSL program's locations: opsBySource).
   auto source = tileKernel->getParentOfType<ModuleOp>();
-  OwningOpRef<ModuleOp> copy = cast<ModuleOp>(source->clone());
-  std::string dump;
+  OwningOpRef<ModuleOp> lowered = cast<ModuleOp>(source->clone());
+  ctx->loadAllAvailableDialects();
   CompileOptions options;
-  options.dumpAfter = "qla-convert-to-nvvm";
-  if (failed(lowerToLLVM(*copy, options, &dump)))
+  options.stopAfterConvertToNVVM = true;
+  if (failed(lowerToLLVM(*lowered, options)))
     return fail("the pipeline failed on kernel '" + tileKernel.getName().str() + "'");
-  std::vector<KernelAbi> abis = readKernelAbis(*copy);
+  std::vector<KernelAbi> abis = readKernelAbis(*lowered);
   auto abi = llvm::find_if(abis, [&](const KernelAbi &a) { return a.entry == tileKernel.getName(); });
   if (abi == abis.end())
     return fail("no ABI for kernel '" + tileKernel.getName().str() + "'");
-  ctx->loadAllAvailableDialects();
-  OwningOpRef<ModuleOp> lowered = parseSourceString<ModuleOp>(dump, ctx);
-  func::FuncOp entry = lowered ? lowered->lookupSymbol<func::FuncOp>(tileKernel.getName()) : func::FuncOp();
+  func::FuncOp entry = lowered->lookupSymbol<func::FuncOp>(tileKernel.getName());
   if (!entry)
-    return fail("the IR after qla-convert-to-nvvm does not parse back");
+    return fail("no kernel '" + tileKernel.getName().str() + "' after qla-convert-to-nvvm");
 
   // Tensors (first among the parameters), then dims and tensor maps made from them.
   std::vector<Buffer> buffers(args.size());
@@ -149,6 +147,8 @@ Report simulateKernel(func::FuncOp tileKernel, const std::vector<HostTensor *> &
         Report block = simulateBlock(entry, abi->block[0], abi->smemBytes, simArgs, {x, y, z});
         report.barriers += block.barriers;
         report.ops += block.ops;
+        for (const auto &[source, n] : block.opsBySource)
+          report.opsBySource[source] += n;
         std::string where = " (block " + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ")";
         for (const std::string &h : block.hazards)
           report.hazards.push_back(h + where);

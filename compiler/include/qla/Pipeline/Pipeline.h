@@ -18,6 +18,7 @@ struct CompileOptions {
   int64_t smemBudgetBytes = 232448;
   std::string dumpAfter;                // pass argument (e.g. "qla-pipeline"): print the IR after it
   std::string dumpDir;                  // write the IR after every pass there
+  bool stopAfterConvertToNVVM = false;  // end the pipeline at qla-convert-to-nvvm (the SIMT simulator's input)
 };
 
 /// Every pass, in order, from tile IR to LLVM dialect. `qlac dump --after=` uses these names.

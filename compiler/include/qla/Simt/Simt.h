@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,10 @@ struct Report {
   std::vector<std::string> errors;  // unsupported ops, out-of-bounds accesses, divergent barriers
   std::vector<std::string> hazards; // shared-memory races between barriers
   int64_t barriers = 0;
-  int64_t ops = 0; // ops executed (all threads of the block together)
+  int64_t ops = 0; // ops executed (each by all of a context's active threads together)
+  // The same by source line (the kernel's "file:line", from the ops' locations): where the executed
+  // code comes from in the DSL program — a CPU-side profile of the lowered code's op count.
+  std::map<std::string, int64_t> opsBySource;
 };
 
 /// A TMA descriptor, as the runtime encodes it (qla::TensorMapSpec): the global tensor `buffer` with
