@@ -142,6 +142,21 @@ Tile Kernel::share(const Tile &t, Loc loc) {
   return Tile{this, ptr(v), t.shape, t.dtype, true};
 }
 
+Tile Kernel::stash(const Tile &t, Loc loc) {
+  requireFragment(t, "stash", name_, loc);
+  auto type = TileType::get(t.shape, toMlir(&impl_->ctx, t.dtype), MemorySpace::smem);
+  Value v = impl_->builder.create<StashOp>(impl_->loc(loc), type, val(t.value));
+  return Tile{this, ptr(v), t.shape, t.dtype, true};
+}
+
+Tile Kernel::unstash(const Tile &stashed, Loc loc) {
+  if (!stashed.shared || !val(stashed.value).getDefiningOp<StashOp>())
+    throw Error(fmt::format("{}: kernel '{}': unstash takes the result of stash", where(loc), name_));
+  auto type = TileType::get(stashed.shape, toMlir(&impl_->ctx, stashed.dtype), MemorySpace::frag);
+  Value v = impl_->builder.create<UnstashOp>(impl_->loc(loc), type, val(stashed.value));
+  return Tile{this, ptr(v), stashed.shape, stashed.dtype, false};
+}
+
 Tile Kernel::triInverse(const Tile &t, int64_t block, Loc loc) { return triInverse(t, block, false, loc); }
 
 Tile Kernel::triInverse(const Tile &t, int64_t block, bool f16Merges, Loc loc) {

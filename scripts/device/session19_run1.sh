@@ -6,7 +6,8 @@
 # Also the chunk inverse as one op inside the warps (inverse_in_warps: mma.sync merges; checked on the
 # CPU's SIMT simulator, never yet on a GPU): its checks and sanitizers first, then the A/B.
 # Also K = V = 256 with Hᵀ's operand through shared memory (share_state_operand: 476 -> 36 B of spills)
-# against the register form, (16,32) 1x32768 (the planner runs the narrow kernel unsplit at K = 256).
+# and Hᵀ parked in shared memory between its conversion and the update (stash_state: 0 B) against the
+# register form, (16,32) 1x32768 (the planner runs the narrow kernel unsplit at K = 256).
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/devpkg/lib:${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
 out=${OUT:-/tmp/out}; w=/tmp/s19r1; rm -rf $w; mkdir -p $w $out
@@ -23,20 +24,22 @@ san() { local c=$1 tool=$2; shift 2
   timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 devpkg/qla_gpu_gdn devpkg/gdn/$c \
     --set "$(cat devpkg/gdn/$c/settings)" "$@" --timeout 110 > /tmp/san.log 2>&1
   echo "gdn $c $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1)) $*" >> $w/gdn.log; }
-g k256s small --shape 2,300 --timeout 30
-g k256s varlen --varlen 100,300,40,700 --timeout 30
+for c in k256s k256ss; do
+  g $c small --shape 2,300 --timeout 30
+  g $c varlen --varlen 100,300,40,700 --timeout 30
+done
 for tool in memcheck racecheck synccheck; do san h2hv4f0 $tool --shape 4,256 --no-split; done
 for tool in memcheck racecheck synccheck; do san h2hv4iw $tool --shape 4,256 --no-split; done
 g h2hv4iw gated --gate mixed --timeout 60
-san k256s memcheck --shape 2,300
-san k256s racecheck --shape 2,300
+san k256ss memcheck --shape 2,300
+san k256ss racecheck --shape 2,300
 save
 for round in 1 2; do
   for c in h16hv32 h16hv32iw h16hv32p0 h16hv32f0 h16hv32f0w h16hv32f1; do
     g $c ab4x8192-$round --shape 4,8192 --bench --gate logsigmoid --no-split --timeout 40
   done
 done
-for c in k256 k256s; do g $c ab1x32768 --shape 1,32768 --bench --gate logsigmoid --timeout 60; done
+for c in k256 k256s k256ss; do g $c ab1x32768 --shape 1,32768 --bench --gate logsigmoid --timeout 60; done
 save
 prof() { local c=$1; shift
   timeout 100 ncu --clock-control none --metrics gpu__time_duration.sum \
@@ -55,6 +58,6 @@ for name, xs in t.items():
 PY
 }
 for c in h16hv32 h16hv32iw h16hv32p0 h16hv32f0 h16hv32f0w h16hv32f1; do prof $c --shape 4,8192 --gate logsigmoid --no-split; done
-for c in k256 k256s; do prof $c --shape 1,8192 --gate logsigmoid --no-split; done
+for c in k256 k256s k256ss; do prof $c --shape 1,8192 --gate logsigmoid --no-split; done
 save
 grep -E "FAIL|passed|memcheck|racecheck|synccheck|ms a call|ncu" $w/gdn.log | sed -E 's/vs GPU float64 reference, unwritten 0, //' | cut -c1-220 | tail -60

@@ -227,6 +227,8 @@ TEST_CASE("GDN kernels' register spills: none for K, V <= 128, no more than meas
       {"gdn_chunk_forward", "H=1,HV=2,K=256,V=256,initial_state=1,final_state=1", 476}, // 468 before the per-column gate factors
       // Hᵀ's operand through shared memory and the output before the update (an option, not yet timed).
       {"gdn_chunk_forward", "H=1,HV=2,K=256,V=256,share_state_operand=1,initial_state=1,final_state=1", 36},
+      // ... and Hᵀ parked in shared memory between its conversion and the update (stash_state): none.
+      {"gdn_chunk_forward", "H=1,HV=2,K=256,V=256,share_state_operand=1,stash_state=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,share_state_operand=1,initial_state=1,final_state=1", 0},
   };
   qla::test::TempDir tmp;

@@ -229,7 +229,7 @@ TEST_CASE("gdn forward lowered to NVVM, on the SIMT simulator, matches the float
   CHECK(relL2(simulated.finalState, interpreted.finalState) <= 2e-3);
 }
 
-TEST_CASE("gdn forward on the interpreter: the state operand through shared memory (share_state_operand)",
+TEST_CASE("gdn forward on the interpreter: the state operand through shared memory (share_state_operand, stash_state)",
           "[gdn][interpreter]") {
   // Hᵀ's bf16 parts shared for its two products and the output made before the update: the same
   // operands and sums in another order of the chunk's ops, so the same numbers (K = 256, the case it is
@@ -241,9 +241,12 @@ TEST_CASE("gdn forward on the interpreter: the state operand through shared memo
   INFO("K = " << K << ", precise = " << precise);
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
   GdnOutputs plain = interpretGdnForward(p, in, {.precise = precise}),
-             shared = interpretGdnForward(p, in, {.precise = precise, .shareStateOperand = true});
+             shared = interpretGdnForward(p, in, {.precise = precise, .shareStateOperand = true}),
+             stashed = interpretGdnForward(p, in, {.precise = precise, .shareStateOperand = true, .stashState = true});
   CHECK(relL2(shared.o, plain.o) == 0.0);
   CHECK(relL2(shared.finalState, plain.finalState) == 0.0);
+  CHECK(relL2(stashed.o, plain.o) == 0.0); // Hᵀ parked in shared memory (stash_state) is Hᵀ
+  CHECK(relL2(stashed.finalState, plain.finalState) == 0.0);
   GdnOutputs ref = gdnRecurrentReference(p, in);
   CHECK(relL2(shared.o, ref.o) <= 5e-3);
   CHECK(relL2(shared.finalState, ref.finalState) <= 5e-3);

@@ -163,6 +163,10 @@ private:
           env_[o.getResult()].tile = std::make_shared<TileData>(*env_.lookup(o.getInput()).tile);
           return success();
         })
+        .Case<StashOp, UnstashOp>([&](Operation *o) -> LogicalResult {
+          env_[o->getResult(0)].tile = std::make_shared<TileData>(*env_.lookup(o->getOperand(0)).tile);
+          return success();
+        })
         .Case([&](TriInverseOp o) -> LogicalResult { return triInverse(o); })
         .Case([&](BlockIdOp o) -> LogicalResult { setI(o, blockId_[o.getDim()]); return success(); })
         .Case([&](CopyOp o) -> LogicalResult { return copy(o); })

@@ -178,11 +178,13 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       return lo ? k->gemm(*lo, b, r, t) : r;
     };
     Tile hHi, xT, uT, vnT, vnHi, next;
-    std::optional<Tile> hLo;
+    std::optional<Tile> hLo, parked;
     in("state", [&] {
       hHi = toBf16(Ht);
       if (c.precise >= 2)
         hLo = loPart(Ht, hHi);
+      if (c.stashState) // Hᵀ's f32 registers free until the update needs them (K = 256: 128 a thread)
+        parked = k->stash(Ht);
       if (c.shareStateOperand) { // Hᵀ's 16-bit parts enter the tensor cores from shared memory
         hHi = k->share(hHi);
         if (hLo)
@@ -203,7 +205,8 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     });
     auto update = [&] {
       in("state", [&] {
-        Tile decayed = k->map({Ht}, DType::f32, [&](const Scalars &e) { return e[0] * exp(gLast); });
+        Tile decayed = k->map({parked ? k->unstash(*parked) : Ht}, DType::f32,
+                              [&](const Scalars &e) { return e[0] * exp(gLast); });
         Tile vdT = k->map({vnT, columns(dRow), cols}, DType::f32, [&](const Scalars &e) {
           return select(e[2] < valid, e[0] * e[1], 0.0);
         });

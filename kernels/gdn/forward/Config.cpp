@@ -48,8 +48,8 @@ void GdnForwardConfig::validate() const {
                              "block's {} warpgroups is at most {} ({} a thread)",
                              r.loads, r.aux, r.state, BV / 64, warpgroups, cap * warpgroups, cap));
   }
-  if (shareStateOperand && (roles || fuseInverse))
-    throw fail(fmt::format("share_state_operand = 1 needs roles = 0 and fuse_inverse = 0, got roles = {}, "
+  if ((shareStateOperand || stashState) && (roles || fuseInverse))
+    throw fail(fmt::format("share_state_operand and stash_state need roles = 0 and fuse_inverse = 0, got roles = {}, "
                            "fuse_inverse = {}",
                            roles ? 1 : 0, fuseInverse ? 1 : 0));
   if (splitRun < 0 || splitRun > 3)
@@ -114,7 +114,7 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"slice_broadcasts", flag(c.sliceBroadcasts)},
                           {"warpgroup_local", flag(c.warpgroupLocal)},
                           {"warpgroup_turns", flag(c.warpgroupTurns)},
-                          {"share_state_operand", flag(c.shareStateOperand)}});
+                          {"share_state_operand", flag(c.shareStateOperand)}, {"stash_state", flag(c.stashState)}});
   c.validate();
   return c;
 }

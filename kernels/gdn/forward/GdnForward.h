@@ -152,6 +152,11 @@ struct GdnForwardConfig {
   // K = 256, where Hᵀ is 128 f32 registers a thread and the register form spills 476 B (precise = 1) and
   // this one 36 B (ptxas 13.0). Not measured on the GPU yet: off, for the A/B (no roles or fuse_inverse).
   bool shareStateOperand = false;
+  // gdn_chunk_forward parks Hᵀ (f32) in shared memory (qla.stash: each thread its own 16-byte pieces, no
+  // barrier to read back) from its bf16 conversion to the state update, freeing its registers for the
+  // chunk's other products: at K = 256 (128 registers a thread), with share_state_operand, no spills.
+  // Not measured on the GPU yet: off (no roles or fuse_inverse).
+  bool stashState = false;
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

@@ -49,6 +49,7 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
   if (options.inverseF16 >= 0)
     c.inverseF16 = options.inverseF16 != 0;
   c.shareStateOperand = options.shareStateOperand;
+  c.stashState = options.stashState;
   c.inverseInWarps = options.inverseInWarps;
   c.inverseChunks = options.inverseChunks;
   c.inverseStages = options.inverseStages;

@@ -25,6 +25,7 @@ struct InterpretOptions {
   int64_t precise = -1; // >= 0: overrides GdnForwardConfig's default
   int64_t inverseF16 = -1; // >= 0: overrides GdnForwardConfig's default
   bool shareStateOperand = false; // GdnForwardConfig::shareStateOperand
+  bool stashState = false;        // GdnForwardConfig::stashState
   bool inverseInWarps = false;    // GdnForwardConfig::inverseInWarps
   // The kernels lowered by the pipeline and run on the SIMT simulator (dsl::Kernel::simulate: the code
   // the GPU would run, bounds- and race-checked) instead of on the tile interpreter.

@@ -957,6 +957,23 @@ func.func @tri_inverse_square(%x: !qla.tile<64x32xf32, frag>) {
 
 // -----
 
+func.func @stash_shape(%x: !qla.tile<64x64xf32, frag>) {
+  // expected-error @+1 {{'qla.stash' op the stash must have the fragment's shape and element type}}
+  %s = qla.stash %x : !qla.tile<64x64xf32, frag> -> !qla.tile<64x32xf32, smem>
+  return
+}
+
+// -----
+
+func.func @unstash_not_a_stash(%x: !qla.tile<64x64xf32, frag>) {
+  %s = qla.share %x : !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, smem>
+  // expected-error @+1 {{'qla.unstash' op reads a stash (qla.stash's result) only}}
+  %y = qla.unstash %s : !qla.tile<64x64xf32, smem> -> !qla.tile<64x64xf32, frag>
+  return
+}
+
+// -----
+
 func.func @tri_inverse_f16_merges_block(%x: !qla.tile<64x64xf32, frag>) {
   // expected-error @+1 {{'qla.tri_inverse' op f16_merges inverts a whole 64x64 f32 tile (no block), got 64x64 with block}}
   %r = qla.tri_inverse %x {block = 16, f16_merges} : !qla.tile<64x64xf32, frag>

@@ -203,6 +203,10 @@ func.func @gdn_ops(%K: !qla.tensor<?x64xbf16>, %cu: !qla.tensor<5xi64>, %g: !qla
   %half = qla.gemm %ks, %ks, %z {k_slices = array<i64: 1, 3>, transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
   // CHECK: %[[INV:.*]] = qla.tri_inverse %[[A]] : !qla.tile<64x64xf32, frag>
   %inv = qla.tri_inverse %a : !qla.tile<64x64xf32, frag>
+  // CHECK: %[[ST:.*]] = qla.stash %[[A]] : !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, smem>
+  // CHECK: qla.unstash %[[ST]] : !qla.tile<64x64xf32, smem> -> !qla.tile<64x64xf32, frag>
+  %st = qla.stash %a : !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, smem>
+  %un = qla.unstash %st : !qla.tile<64x64xf32, smem> -> !qla.tile<64x64xf32, frag>
   // CHECK: qla.reduce add %[[INV]], 1 : !qla.tile<64x64xf32, frag> -> !qla.tile<64xf32, frag>
   // CHECK: qla.reduce max %[[INV]], 0 : !qla.tile<64x64xf32, frag> -> !qla.tile<64xf32, frag>
   %sum = qla.reduce add %inv, 1 : !qla.tile<64x64xf32, frag> -> !qla.tile<64xf32, frag>

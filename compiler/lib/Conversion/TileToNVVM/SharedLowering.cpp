@@ -298,6 +298,84 @@ struct ShareLowering : OpConversionPattern<ShareOp> {
   }
 };
 
+/// qla.stash / qla.unstash: each thread's elements in 16-byte pieces at (piece · threads + tid) · 16
+/// bytes of the stash's buffer — thread-major, so a warp's pieces are consecutive (no bank conflicts).
+struct StashPieces {
+  int64_t threads, perPiece, pieces;
+  Type pieceType;
+};
+static FailureOr<StashPieces> stashPieces(Operation *op, TileType frag) {
+  auto layout = fragLayout(frag);
+  int64_t bytes = elementBytes(frag.getElementType());
+  if (!layout || layout->copies != 1 || bytes > 16 || 16 % bytes != 0)
+    return op->emitOpError() << "stashes fragments that every thread holds a part of, in one copy, got " << frag;
+  int64_t threads = layout->acc ? layout->acc->warpgroups * 128 : layout->threads;
+  int64_t perPiece = 16 / bytes, perThread = layout->perThread();
+  if (perThread % perPiece != 0 || perThread * threads != frag.getNumElements())
+    return op->emitOpError() << "stashes fragments whose threads hold the whole tile in 16-byte pieces, got " << frag;
+  return StashPieces{threads, perPiece, perThread / perPiece, VectorType::get({perPiece}, frag.getElementType())};
+}
+static Value stashPiece(OpBuilder &b, Location loc, Value base, Value tid, const StashPieces &p, int64_t i) {
+  Value index = b.create<arith::AddIOp>(loc, i32Const(b, loc, i * p.threads), tid);
+  Value bytes = b.create<arith::MulIOp>(loc, b.create<arith::ExtUIOp>(loc, b.getI64Type(), index), i64Const(b, loc, 16));
+  return gepBytes(b, loc, base, bytes);
+}
+
+struct StashLowering : OpConversionPattern<StashOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(StashOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    Value base = offsetAttrAddress(rw, op);
+    if (!base)
+      return rw.notifyMatchFailure(op, "needs an offset (qla-plan-smem)");
+    FailureOr<StashPieces> p = stashPieces(op, op.getInput().getType());
+    if (failed(p))
+      return failure();
+    Location loc = op.getLoc();
+    Value tid = b0(rw, loc, *p);
+    blockBarrier(rw, loc); // the bytes may be an earlier buffer's, still read by other threads
+    for (int64_t i = 0; i < p->pieces; ++i) {
+      Value piece = rw.create<LLVM::UndefOp>(loc, p->pieceType);
+      for (int64_t j = 0; j < p->perPiece; ++j)
+        piece = rw.create<LLVM::InsertElementOp>(
+            loc, piece, rw.create<LLVM::ExtractElementOp>(loc, a.getInput(), i64Const(rw, loc, i * p->perPiece + j)),
+            i64Const(rw, loc, j));
+      rw.create<LLVM::StoreOp>(loc, piece, stashPiece(rw, loc, base, tid, *p, i), /*alignment=*/16);
+    }
+    rw.replaceOp(op, base);
+    return success();
+  }
+  static Value b0(OpBuilder &b, Location loc, const StashPieces &p) {
+    return b.create<arith::RemUIOp>(loc, threadIdx(b, loc), i32Const(b, loc, p.threads));
+  }
+};
+
+struct UnstashLowering : OpConversionPattern<UnstashOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(UnstashOp op, OpAdaptor a, ConversionPatternRewriter &rw) const override {
+    auto stash = op.getInput().getDefiningOp<StashOp>();
+    if (stash && stash.getInput().getType() != op.getType())
+      return op.emitOpError() << "reads back " << op.getType() << " from a stash of " << stash.getInput().getType()
+                              << ": the layouts must be the same";
+    FailureOr<StashPieces> p = stashPieces(op, op.getType());
+    Type vt = getTypeConverter()->convertType(op.getType());
+    if (failed(p) || !vt)
+      return failure();
+    Location loc = op.getLoc();
+    Value tid = StashLowering::b0(rw, loc, *p);
+    Value vec = rw.create<LLVM::UndefOp>(loc, vt);
+    for (int64_t i = 0; i < p->pieces; ++i) {
+      Value piece = rw.create<LLVM::LoadOp>(loc, p->pieceType, stashPiece(rw, loc, a.getInput(), tid, *p, i),
+                                            /*alignment=*/16);
+      for (int64_t j = 0; j < p->perPiece; ++j)
+        vec = rw.create<LLVM::InsertElementOp>(loc, vec,
+                                               rw.create<LLVM::ExtractElementOp>(loc, piece, i64Const(rw, loc, j)),
+                                               i64Const(rw, loc, i * p->perPiece + j));
+    }
+    rw.replaceOp(op, vec);
+    return success();
+  }
+};
+
 /// Into a ring slot: no barriers (the ring's mbarriers order writers and readers).
 struct ShareIntoLowering : OpConversionPattern<ShareIntoOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -518,6 +596,7 @@ struct CopyToSharedLowering : OpConversionPattern<CopyOp> {
 
 void populateSharedPatterns(const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<SmemAllocLowering, SlotLowering, TmaLoadLowering, AsyncWaitLowering, WarpgroupTurnLowering, ShareLowering, ShareIntoLowering,
+               StashLowering, UnstashLowering,
                CopyToSharedLowering, ReadLowering>(converter, patterns.getContext());
 }
 

@@ -223,6 +223,10 @@ public:
   Tile cumsum(const Tile &t, int64_t dim, Loc loc = Loc::current());
   /// A register fragment written to shared memory (e.g. to be a gemm operand).
   Tile share(const Tile &t, Loc loc = Loc::current());
+  /// A fragment parked in shared memory by its own threads (qla.stash: 16-byte pieces, no barrier to read
+  /// it back), freeing its registers until unstash() brings it back into the same layout.
+  Tile stash(const Tile &t, Loc loc = Loc::current());
+  Tile unstash(const Tile &stashed, Loc loc = Loc::current());
   /// (I + StrictLower(t))^-1 of a square fragment.
   /// With `block` > 0, only the diagonal blocks of that size, each on its own (zero elsewhere).
   Tile triInverse(const Tile &t, int64_t block = 0, Loc loc = Loc::current());

@@ -319,6 +319,22 @@ LogicalResult ShareOp::verify() {
   return success();
 }
 
+LogicalResult StashOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  if (in.getShape() != out.getShape() || in.getElementType() != out.getElementType())
+    return emitOpError() << "the stash must have the fragment's shape and element type";
+  return success();
+}
+
+LogicalResult UnstashOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  if (in.getShape() != out.getShape() || in.getElementType() != out.getElementType())
+    return emitOpError() << "the fragment must have the stash's shape and element type";
+  if (!getInput().getDefiningOp<StashOp>() && !isa<BlockArgument>(getInput()))
+    return emitOpError() << "reads a stash (qla.stash's result) only";
+  return success();
+}
+
 LogicalResult ShareIntoOp::verify() {
   TileType in = getInput().getType(), out = getDest().getType();
   if (in.getShape() != out.getShape() || in.getElementType() != out.getElementType())

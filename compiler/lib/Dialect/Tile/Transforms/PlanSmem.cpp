@@ -185,7 +185,7 @@ struct PlanSmemPass : qla::impl::QlaPlanSmemBase<PlanSmemPass> {
       SmallVector<Operation *> buffers;
       int64_t scratch = 0;
       kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
-        if (isa<SmemAllocOp, ShareOp>(op) || (isa<CopyOp>(op) && cast<CopyOp>(op).getResult().getType().isShared()) ||
+        if (isa<SmemAllocOp, ShareOp, StashOp>(op) || (isa<CopyOp>(op) && cast<CopyOp>(op).getResult().getType().isShared()) ||
             exchangeScratchBytes(op) > 0)
           buffers.push_back(op);
         if (!stagingIsOptional(op))

@@ -251,6 +251,30 @@ def Qla_ShareOp : Qla_Op<"share"> {
   let hasVerifier = 1;
 }
 
+def Qla_StashOp : Qla_Op<"stash"> {
+  let summary = "a register fragment parked in shared memory by its own threads, to free its registers";
+  let description = [{
+    Each thread writes the elements it holds to a place of its own (16-byte pieces, thread-major: piece
+    i of thread t at (i · threads + t) · 16 bytes, so a warp's stores are consecutive), for
+    `qla.unstash` to read back into the same threads: no thread reads another's elements, so neither op
+    needs a barrier for the data (the stash starts with one, as every writer of a buffer does: the bytes
+    may be another buffer's earlier). Register relief across a long live range, cheaper than a spill
+    (16-byte shared stores, no local memory). The result is only for `qla.unstash`.
+  }];
+  let arguments = (ins Qla_FragTile:$input);
+  let results = (outs Qla_SmemTile:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Qla_UnstashOp : Qla_Op<"unstash"> {
+  let summary = "a fragment parked by qla.stash, read back into the threads that hold it";
+  let arguments = (ins Qla_SmemTile:$input);
+  let results = (outs Qla_FragTile:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
 def Qla_ShareIntoOp : Qla_Op<"share_into"> {
   let summary = "a register fragment written into an existing shared-memory tile (a ring slot)";
   let description = [{
