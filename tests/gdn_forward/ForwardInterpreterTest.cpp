@@ -240,9 +240,9 @@ TEST_CASE("gdn forward on the interpreter: the state operand through shared memo
   p.T = 200;
   INFO("K = " << K << ", precise = " << precise);
   GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
-  GdnOutputs plain = interpretGdnForward(p, in, {.precise = precise}),
-             shared = interpretGdnForward(p, in, {.precise = precise, .shareStateOperand = true}),
-             stashed = interpretGdnForward(p, in, {.precise = precise, .shareStateOperand = true, .stashState = true});
+  GdnOutputs plain = interpretGdnForward(p, in, {.precise = precise, .shareStateOperand = 0, .stashState = 0}),
+             shared = interpretGdnForward(p, in, {.precise = precise, .shareStateOperand = 1, .stashState = 0}),
+             stashed = interpretGdnForward(p, in, {.precise = precise, .shareStateOperand = 1, .stashState = 1});
   CHECK(relL2(shared.o, plain.o) == 0.0);
   CHECK(relL2(shared.finalState, plain.finalState) == 0.0);
   CHECK(relL2(stashed.o, plain.o) == 0.0); // Hᵀ parked in shared memory (stash_state) is Hᵀ

@@ -183,9 +183,9 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
       hHi = toBf16(Ht);
       if (c.precise >= 2)
         hLo = loPart(Ht, hHi);
-      if (c.stashState) // Hᵀ's f32 registers free until the update needs them (K = 256: 128 a thread)
+      if (c.resolvedStashState()) // Hᵀ's f32 registers free until the update needs them (K = 256: 128 a thread)
         parked = k->stash(Ht);
-      if (c.shareStateOperand) { // Hᵀ's 16-bit parts enter the tensor cores from shared memory
+      if (c.resolvedShareStateOperand()) { // Hᵀ's 16-bit parts enter the tensor cores from shared memory
         hHi = k->share(hHi);
         if (hLo)
           hLo = k->share(*hLo);
@@ -227,7 +227,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     };
     // With the state operand shared, Oᵀ is made before the update, so that Hᵀ·Qcᵀ's accumulator is dead
     // while the update's (Hᵀ itself) is live: at K = 256 Hᵀ alone is 128 registers a thread.
-    if (c.shareStateOperand) {
+    if (c.resolvedShareStateOperand()) {
       output();
       update();
     } else {

@@ -48,7 +48,10 @@ void GdnForwardConfig::validate() const {
                              "block's {} warpgroups is at most {} ({} a thread)",
                              r.loads, r.aux, r.state, BV / 64, warpgroups, cap * warpgroups, cap));
   }
-  if ((shareStateOperand || stashState) && (roles || fuseInverse))
+  for (auto [name, v] : {std::pair{"share_state_operand", shareStateOperand}, std::pair{"stash_state", stashState}})
+    if (v < -1 || v > 1)
+      throw fail(fmt::format("{} = {} is not supported (-1: where K > 128, 0, 1)", name, v));
+  if ((shareStateOperand == 1 || stashState == 1) && (roles || fuseInverse))
     throw fail(fmt::format("share_state_operand and stash_state need roles = 0 and fuse_inverse = 0, got roles = {}, "
                            "fuse_inverse = {}",
                            roles ? 1 : 0, fuseInverse ? 1 : 0));
@@ -114,7 +117,7 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"slice_broadcasts", flag(c.sliceBroadcasts)},
                           {"warpgroup_local", flag(c.warpgroupLocal)},
                           {"warpgroup_turns", flag(c.warpgroupTurns)},
-                          {"share_state_operand", flag(c.shareStateOperand)}, {"stash_state", flag(c.stashState)}});
+                          {"share_state_operand", field(c.shareStateOperand)}, {"stash_state", field(c.stashState)}});
   c.validate();
   return c;
 }

@@ -148,15 +148,18 @@ struct GdnForwardConfig {
   // experiments only.
   bool warpgroupTurns = false;
   // gdn_chunk_forward's Hᵀ enters its products (Hᵀ·Kcᵀ, Hᵀ·Qcᵀ) from shared memory (one stmatrix of its
-  // 16-bit parts a chunk) instead of from registers, and the output is made before the state update: for
-  // K = 256, where Hᵀ is 128 f32 registers a thread and the register form spills 476 B (precise = 1) and
-  // this one 36 B (ptxas 13.0). Not measured on the GPU yet: off, for the A/B (no roles or fuse_inverse).
-  bool shareStateOperand = false;
-  // gdn_chunk_forward parks Hᵀ (f32) in shared memory (qla.stash: each thread its own 16-byte pieces, no
-  // barrier to read back) from its bf16 conversion to the state update, freeing its registers for the
-  // chunk's other products: at K = 256 (128 registers a thread), with share_state_operand, no spills.
-  // Not measured on the GPU yet: off (no roles or fuse_inverse).
-  bool stashState = false;
+  // 16-bit parts a chunk) instead of from registers, and the output is made before the update
+  // (share_state_operand); and Hᵀ (f32) is parked in shared memory from its conversion to the update
+  // (stash_state: qla.stash, each thread its own 16-byte pieces, no barrier to read back), freeing its
+  // registers for the chunk's other products. For K = 256, where Hᵀ is 128 registers a thread: the
+  // register form spills 476 B and ptxas serialises its wgmma (C7512); share_state_operand alone 36 B;
+  // both none, 246 registers, wgmma not serialised (ptxas 13.0). −1: both on where K > 128 (no roles or
+  // fuse_inverse). Chosen for the spills, not yet timed on a GPU (session 19 had no device).
+  int64_t shareStateOperand = -1, stashState = -1;
+  bool resolvedShareStateOperand() const {
+    return shareStateOperand >= 0 ? shareStateOperand != 0 : K > 128 && !roles && !fuseInverse;
+  }
+  bool resolvedStashState() const { return stashState >= 0 ? stashState != 0 : K > 128 && !roles && !fuseInverse; }
   static constexpr int64_t kChunk = 64;
 
   /// Throws qla::Error naming the field and what is supported.

@@ -48,8 +48,10 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
     c.precise = options.precise;
   if (options.inverseF16 >= 0)
     c.inverseF16 = options.inverseF16 != 0;
-  c.shareStateOperand = options.shareStateOperand;
-  c.stashState = options.stashState;
+  if (options.shareStateOperand >= 0)
+    c.shareStateOperand = options.shareStateOperand;
+  if (options.stashState >= 0)
+    c.stashState = options.stashState;
   c.inverseInWarps = options.inverseInWarps;
   c.inverseChunks = options.inverseChunks;
   c.inverseStages = options.inverseStages;

@@ -24,8 +24,8 @@ struct InterpretOptions {
   int64_t inverseHeads = 0; // 0: the config's default
   int64_t precise = -1; // >= 0: overrides GdnForwardConfig's default
   int64_t inverseF16 = -1; // >= 0: overrides GdnForwardConfig's default
-  bool shareStateOperand = false; // GdnForwardConfig::shareStateOperand
-  bool stashState = false;        // GdnForwardConfig::stashState
+  int64_t shareStateOperand = -1; // >= 0: overrides GdnForwardConfig's default (on where K > 128)
+  int64_t stashState = -1;        // likewise
   bool inverseInWarps = false;    // GdnForwardConfig::inverseInWarps
   // The kernels lowered by the pipeline and run on the SIMT simulator (dsl::Kernel::simulate: the code
   // the GPU would run, bounds- and race-checked) instead of on the tile interpreter.
