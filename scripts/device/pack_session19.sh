@@ -10,6 +10,8 @@ bash "$root/scripts/device/pack_gdn.sh" \
   h16hv32p0 "H=16,HV=32,K=128,V=128,BV=64,precise=0" \
   h16hv32iw "H=16,HV=32,K=128,V=128,BV=64,inverse_in_warps=1" \
   h2hv4iw "H=2,HV=4,K=128,V=128,BV=64,inverse_in_warps=1" \
+  h16hv32po "H=16,HV=32,K=128,V=128,BV=64,inverse_in_warps=1,inverse_products_once=1" \
+  h2hv4po "H=2,HV=4,K=128,V=128,BV=64,inverse_in_warps=1,inverse_products_once=1" \
   h16hv32f0 "H=16,HV=32,K=128,V=128,BV=128,precise=0,$F" \
   h16hv32f0w "H=16,HV=32,K=128,V=128,BV=128,precise=0,inverse_in_warps=1,$F" \
   h16hv32f1 "H=16,HV=32,K=128,V=128,BV=128,precise=1,$F" \

@@ -3,6 +3,7 @@
 # budgets loads / aux / state 24 / 120 / 184) with bf16 operands (precise=0: 16 B of spills) and with
 # precise=1 (260 B), against the two-kernel default and the two-kernel precise=0 in the same run.
 # Pack: bash scripts/device/pack_session19.sh (the configs below). Carry devpkg.
+# Also inverse_products_once (Kc Kcᵀ, Qc Kcᵀ once for a block's two heads, stashed in shared memory).
 # Also the chunk inverse as one op inside the warps (inverse_in_warps: mma.sync merges; checked on the
 # CPU's SIMT simulator, never yet on a GPU): its checks and sanitizers first, then the A/B.
 # Also K = V = 256 with Hᵀ's operand through shared memory (share_state_operand: 476 -> 36 B of spills)
@@ -16,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $w/gdn.lo
 g() { local c=$1 tag=$2; shift 2
   timeout 200 devpkg/qla_gpu_gdn devpkg/gdn/$c --set "$(cat devpkg/gdn/$c/settings)" --json $w/gdn-$c-$tag.json "$@" \
     2>&1 | sed 's/ seed=[0-9]*//' | sed "s/^/$c $tag /" >> $w/gdn.log; }
-for c in h2hv4iw h16hv32iw h2hv4f0 h16hv32f0 h16hv32f1 h16hv32f0w; do
+for c in h2hv4iw h16hv32iw h2hv4po h16hv32po h2hv4f0 h16hv32f0 h16hv32f1 h16hv32f0w; do
   g $c small --shape 4,256 --timeout 30
   g $c varlen --varlen 100,300,40,700,64,1000 --no-split --timeout 30
 done
@@ -30,12 +31,14 @@ for c in k256s k256ss; do
 done
 for tool in memcheck racecheck synccheck; do san h2hv4f0 $tool --shape 4,256 --no-split; done
 for tool in memcheck racecheck synccheck; do san h2hv4iw $tool --shape 4,256 --no-split; done
+san h2hv4po racecheck --shape 4,256 --no-split
 g h2hv4iw gated --gate mixed --timeout 60
+g h2hv4po gated --gate mixed --timeout 60
 san k256ss memcheck --shape 2,300
 san k256ss racecheck --shape 2,300
 save
 for round in 1 2; do
-  for c in h16hv32 h16hv32iw h16hv32p0 h16hv32f0 h16hv32f0w h16hv32f1; do
+  for c in h16hv32 h16hv32iw h16hv32po h16hv32p0 h16hv32f0 h16hv32f0w h16hv32f1; do
     g $c ab4x8192-$round --shape 4,8192 --bench --gate logsigmoid --no-split --timeout 40
   done
 done
@@ -57,7 +60,7 @@ for name, xs in t.items():
     xs.sort(); print(f"ncu {sys.argv[2]}: {name:28s} median {xs[len(xs)//2]:9.1f} us of {len(xs)}")
 PY
 }
-for c in h16hv32 h16hv32iw h16hv32p0 h16hv32f0 h16hv32f0w h16hv32f1; do prof $c --shape 4,8192 --gate logsigmoid --no-split; done
+for c in h16hv32 h16hv32iw h16hv32po h16hv32p0 h16hv32f0 h16hv32f0w h16hv32f1; do prof $c --shape 4,8192 --gate logsigmoid --no-split; done
 for c in k256 k256s k256ss; do prof $c --shape 1,8192 --gate logsigmoid --no-split; done
 save
 grep -E "FAIL|passed|memcheck|racecheck|synccheck|ms a call|ncu" $w/gdn.log | sed -E 's/vs GPU float64 reference, unwritten 0, //' | cut -c1-220 | tail -60

@@ -217,6 +217,10 @@ TEST_CASE("GDN kernels' register spills: none by default, no more than measured 
       // The inverse as one op inside the warps (mma.sync merges), two and four heads a block.
       {"gdn_chunk_inverse", "H=16,HV=32,inverse_in_warps=1", 0},
       {"gdn_chunk_inverse", "H=16,HV=64,inverse_in_warps=1", 0},
+      // Kc Kcᵀ and Qc Kcᵀ once a block, through shared memory (inverse_products_once).
+      {"gdn_chunk_inverse", "H=16,HV=32,inverse_products_once=1", 0},
+      {"gdn_chunk_inverse", "H=16,HV=32,inverse_products_once=1,inverse_in_warps=1", 0},
+      {"gdn_chunk_inverse", "H=16,HV=64,inverse_products_once=1,inverse_in_warps=1", 0},
       {"gdn_chunk_inverse", "H=16,HV=64,prefetch_gates=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,BV=128,stages=2,prefetch_gates=1,initial_state=1,final_state=1", 0},
       {"gdn_chunk_forward", "H=16,HV=32,prefetch_gates=1,initial_state=1,final_state=1", 0},

@@ -433,7 +433,8 @@ TEST_CASE("gdn_chunk_inverse lowered to NVVM runs on the SIMT simulator as on th
   // inverse_in_warps the interpreter inverts exactly and the GPU code merges on f16 operands; the
   // default's DSL merges round alike in both.
   const std::string settings =
-      GENERATE(std::string("H=1,HV=2,K=128,V=128"), std::string("H=1,HV=2,K=128,V=128,inverse_in_warps=1"));
+      GENERATE(std::string("H=1,HV=2,K=128,V=128"), std::string("H=1,HV=2,K=128,V=128,inverse_in_warps=1"),
+               std::string("H=1,HV=2,K=128,V=128,inverse_products_once=1,inverse_in_warps=1"));
   INFO(settings);
   auto kernel = qla::gdn::buildGdnChunkInverse(qla::gdn::parseGdnForwardConfig(settings));
   const int64_t T = 200, HV = 2, K = 128, C = 64;

@@ -184,6 +184,20 @@ TEST_CASE("gdn forward on the interpreter: the inverse taking several chunks or 
   CHECK(relL2(grouped.o, ref.o) <= 5e-3);
 }
 
+TEST_CASE("gdn forward on the interpreter: the inverse's key-head products made once a block (inverse_products_once)",
+          "[gdn][interpreter]") {
+  // Kc Kcᵀ and Qc Kcᵀ made once for the block's two or four value heads and read back from shared memory
+  // by each: the same numbers as made for each head.
+  const int64_t HV = GENERATE(2, 4);
+  GdnProblem p = problem(1, 0, 1, HV, 64, 64);
+  p.cuSeqlens = {0, 70, 200};
+  p.T = 200;
+  GdnInputs in = roundInputsForKernel(gdnRandomInputs(p, {.seed = std::random_device{}(), .gate = GdnGateKind::mixedDecay}));
+  GdnOutputs each = interpretGdnForward(p, in), once = interpretGdnForward(p, in, {.inverseProductsOnce = true});
+  CHECK(relL2(once.o, each.o) == 0.0);
+  CHECK(relL2(once.finalState, each.finalState) == 0.0);
+}
+
 TEST_CASE("gdn forward on the interpreter: four value heads a block of the inverse (the default where HV / H = 4)",
           "[gdn][interpreter]") {
   // HV / H = 4: the default takes four heads a block (the grid's x a quarter); the same numbers as one.

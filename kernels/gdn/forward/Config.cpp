@@ -106,6 +106,7 @@ GdnForwardConfig withGdnSettings(GdnForwardConfig c, const std::string &settings
                           {"inverse_blocks_per_sm", field(c.inverseBlocksPerSM)},
                           {"inverse_chunks", field(c.inverseChunks)}, {"inverse_heads", field(c.inverseHeads)},
                           {"inverse_f16", flag(c.inverseF16)}, {"inverse_in_warps", flag(c.inverseInWarps)},
+                          {"inverse_products_once", flag(c.inverseProductsOnce)},
                           {"split_tokens", field(c.splitTokens)},
                           {"inverse_stages", field(c.inverseStages)}, {"stages", field(c.stages)},
                           {"roles", flag(c.roles)}, {"prefetch_gates", flag(c.prefetchGates)},

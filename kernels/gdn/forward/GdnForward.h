@@ -75,6 +75,11 @@ struct GdnForwardConfig {
   // merges as DSL gemms (wgmma, each operand shared with stmatrix, fences and barriers between). The same
   // products and roundings as inverse_f16's merges. Not yet run on the GPU: off.
   bool inverseInWarps = false;
+  // gdn_chunk_inverse with several value heads a block: Kc Kcᵀ and Qc Kcᵀ (they depend on the key head
+  // only) made once for them and stashed in shared memory (qla.stash, 32 KB), each head reading them
+  // back in 16-byte pieces instead of making them with two 8-step wgmma groups. Static SASS with
+  // inverse_in_warps: the head loop 1602 → 1485 instructions, before it 372 → 523. Not yet timed: off.
+  bool inverseProductsOnce = false;
   // The context split's segment length in tokens (a multiple of 64) for the planner of
   // qla::gdn::ChunkForward, 0 for its own choice: a host-side setting (no kernel changes), tunable per
   // shape (qlac tune gdn) like the tiles.
@@ -190,10 +195,15 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c);
 /// q and k tiles and its gate and β columns (C×1, f32): aqk = (Qc Kcᵀ) ∘ Γ, handed to `useAqk` before
 /// a = Γ ∘ A₀ ∘ β_col is made (and handed to `useA`). gdn_chunk_inverse stores them; the forward with
 /// fuse_inverse makes them in its aux role. `c` gives the inverse's merge precision (inverse_f16).
+/// Kc Kcᵀ and Qc Kcᵀ of a chunk (f32, C×C, stashed: qla.stash), when made once for several value heads
+/// of one key head.
+struct ChunkProducts {
+  dsl::Tile kk, qk;
+};
 void chunkMatrices(dsl::Kernel &k, const GdnForwardConfig &c, const dsl::Tile &qc, const dsl::Tile &kc,
                    const dsl::Tile &g, const dsl::Tile &beta, const dsl::Scalar &valid,
                    const std::function<void(const dsl::Tile &)> &useAqk,
-                   const std::function<void(const dsl::Tile &)> &useA);
+                   const std::function<void(const dsl::Tile &)> &useA, const ChunkProducts *products = nullptr);
 /// The exact context split's correction scan over each sequence's segments (docs/context-split.md).
 std::unique_ptr<dsl::Kernel> buildGdnSplitCorrect(const GdnForwardConfig &c);
 /// Per (value head, segment) of a split batch: where its end run and its transition run start (the

@@ -53,6 +53,7 @@ GdnOutputs interpretGdnForward(const GdnProblem &p, const GdnInputs &in, const I
   if (options.stashState >= 0)
     c.stashState = options.stashState;
   c.inverseInWarps = options.inverseInWarps;
+  c.inverseProductsOnce = options.inverseProductsOnce;
   c.inverseChunks = options.inverseChunks;
   c.inverseStages = options.inverseStages;
   if (options.inverseHeads != 0)

@@ -27,6 +27,7 @@ struct InterpretOptions {
   int64_t shareStateOperand = -1; // >= 0: overrides GdnForwardConfig's default (on where K > 128)
   int64_t stashState = -1;        // likewise
   bool inverseInWarps = false;    // GdnForwardConfig::inverseInWarps
+  bool inverseProductsOnce = false; // GdnForwardConfig::inverseProductsOnce
   // The kernels lowered by the pipeline and run on the SIMT simulator (dsl::Kernel::simulate: the code
   // the GPU would run, bounds- and race-checked) instead of on the tile interpreter.
   bool simulate = false;

@@ -8,6 +8,7 @@
 #include "gdn/forward/Normalize.h"
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace qla::gdn {
@@ -88,10 +89,12 @@ void headLoop(dsl::Kernel &k, int64_t heads, const std::function<void(Index)> &b
 
 void chunkMatrices(dsl::Kernel &k, const GdnForwardConfig &c, const Tile &qc, const Tile &kc, const Tile &g,
                    const Tile &beta, const Scalar &valid, const std::function<void(const Tile &)> &useAqk,
-                   const std::function<void(const Tile &)> &useA) {
+                   const std::function<void(const Tile &)> &useA, const ChunkProducts *products) {
   constexpr int64_t C = GdnForwardConfig::kChunk;
-  Tile kk = k.gemm(kc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
-  Tile qk = k.gemm(qc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
+  // Made once for the block's heads, the products wait in shared memory (64 registers held across the
+  // heads would spill), stashed by their own threads: each head reads them back, 16 bytes a load.
+  Tile kk = products ? k.unstash(products->kk) : k.gemm(kc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
+  Tile qk = products ? k.unstash(products->qk) : k.gemm(qc, kc, k.fill({C, C}, DType::f32, 0.0), {.b = true});
   Tile rows = k.iota({C, C}, 0), cols = k.iota({C, C}, 1);
   // Γ is written at each use; `cse` merges the two identical maps (one set of 32 exponentials a thread
   // in the PTX), so Γ is live across the inverse, within the 168-register cap without spills.
@@ -141,6 +144,10 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     Tile kc = keyTile(*k, keys, {t0, h * c.K}, {C, c.K}, {eos, c.H * c.K}, c.l2normQK, c.inverseStages > 1);
     // The gate and β columns of the block's heads into L2 before the first head's work: each head's
     // column loads (one element a line) would otherwise wait on DRAM after the previous head's work.
+    std::optional<ChunkProducts> products;
+    if (c.inverseProductsOnce && heads > 1)
+      products = ChunkProducts{k->stash(k->gemm(kc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true})),
+                               k->stash(k->gemm(qc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true}))};
     if (c.prefetchGates && heads > 1) {
       k->prefetch(gcum, {t0, hvFirst}, {C, heads}, {eos, c.HV});
       k->prefetch(betaIn, {t0, hvFirst}, {C, heads}, {eos, c.HV});
@@ -152,7 +159,7 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     chunkMatrices(
         *k, c, qc, kc, g, beta, k->scalar(eos - t0),
         [&](const Tile &aqk) { k->store(aqk, aqkOut, {t0, hv * C}, {eos, c.HV * C}); },
-        [&](const Tile &a) { k->store(a, aOut, {t0, hv * C}, {eos, c.HV * C}); });
+        [&](const Tile &a) { k->store(a, aOut, {t0, hv * C}, {eos, c.HV * C}); }, products ? &*products : nullptr);
     });
     return Tiles{};
   });
