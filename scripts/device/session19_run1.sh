@@ -9,14 +9,18 @@
 # Also K = V = 256 with Hᵀ's operand through shared memory (share_state_operand: 476 -> 36 B of spills)
 # and Hᵀ parked in shared memory between its conversion and the update (stash_state: 0 B) against the
 # register form, (16,32) 1x32768 (the planner runs the narrow kernel unsplit at K = 256).
+# Two parts, each inside one device call's 10 minutes: PART=checks (correctness, sanitizers; ≈ 7 min),
+# then PART=timing (the A/B and ncu kernel times; ≈ 7 min). PART=all runs both.
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/devpkg/lib:${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
-out=${OUT:-/tmp/out}; w=/tmp/s19r1; rm -rf $w; mkdir -p $w $out
+part=${PART:-all}
+out=${OUT:-/tmp/out}; w=/tmp/s19r1-$part; rm -rf $w; mkdir -p $w $out
 save() { tar czf $out/out.tgz -C $w .; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $w/gdn.log
 g() { local c=$1 tag=$2; shift 2
   timeout 200 devpkg/qla_gpu_gdn devpkg/gdn/$c --set "$(cat devpkg/gdn/$c/settings)" --json $w/gdn-$c-$tag.json "$@" \
     2>&1 | sed 's/ seed=[0-9]*//' | sed "s/^/$c $tag /" >> $w/gdn.log; }
+if [ "$part" != timing ]; then
 for c in h2hv4iw h16hv32iw h2hv4po h16hv32po h2hv4f0 h16hv32f0 h16hv32f1 h16hv32f0w; do
   g $c small --shape 4,256 --timeout 30
   g $c varlen --varlen 100,300,40,700,64,1000 --no-split --timeout 30
@@ -37,6 +41,8 @@ g h2hv4po gated --gate mixed --timeout 60
 san k256ss memcheck --shape 2,300
 san k256ss racecheck --shape 2,300
 save
+fi
+[ "$part" = checks ] && { grep -E "FAIL|passed|memcheck|racecheck|synccheck" $w/gdn.log | cut -c1-220 | tail -60; exit 0; }
 for round in 1 2; do
   for c in h16hv32 h16hv32iw h16hv32po h16hv32p0 h16hv32f0 h16hv32f0w h16hv32f1; do
     g $c ab4x8192-$round --shape 4,8192 --bench --gate logsigmoid --no-split --timeout 40
