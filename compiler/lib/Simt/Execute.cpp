@@ -234,7 +234,7 @@ void Simulator::runIf(scf::IfOp op, const std::vector<char> &active) {
 std::vector<PerThread> Simulator::runBranch(Operation *op, Region &region, const std::vector<char> &mask) {
   size_t errors = report_.errors.size();
   auto out = runBlock(region.front(), mask);
-  if (report_.errors.size() != errors)
+  if (report_.errors.size() != errors || aborted_)
     throw Stop{};
   if (out.size() != op->getNumResults())
     fail(op, "a region yielded the wrong number of values");
@@ -278,7 +278,7 @@ void Simulator::runFor(scf::ForOp op, const std::vector<char> &active) {
       set(arg, value);
     size_t errors = report_.errors.size();
     std::vector<PerThread> next = runBlock(body, running);
-    if (report_.errors.size() != errors)
+    if (report_.errors.size() != errors || aborted_)
       throw Stop{};
     for (size_t i = 0; i < carried.size(); ++i)
       for (int64_t t = 0; t < threads_; ++t)

@@ -177,11 +177,13 @@ Bits Simulator::eval(Operation *op, int64_t t) {
       .Case<arith::SubFOp, LLVM::FSubOp>([&](Operation *) { return floatBinary([](auto a, auto b) { return a - b; }); })
       .Case<arith::MulFOp, LLVM::FMulOp>([&](Operation *) { return floatBinary([](auto a, auto b) { return a * b; }); })
       .Case<arith::DivFOp, LLVM::FDivOp>([&](Operation *) { return floatBinary([](auto a, auto b) { return a / b; }); })
-      .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](Operation *) {
-        return floatBinary([](auto a, auto b) { return std::isnan(a) ? a : std::isnan(b) ? b : std::max(a, b); });
+      .Case<arith::MaximumFOp, arith::MinimumFOp>([&](Operation *) { // NaN wins
+        bool max = isa<arith::MaximumFOp>(op);
+        return floatBinary([&](auto a, auto b) { return std::isnan(a) ? a : std::isnan(b) ? b : max ? std::max(a, b) : std::min(a, b); });
       })
-      .Case<arith::MinimumFOp, arith::MinNumFOp>([&](Operation *) {
-        return floatBinary([](auto a, auto b) { return std::isnan(a) ? a : std::isnan(b) ? b : std::min(a, b); });
+      .Case<arith::MaxNumFOp, arith::MinNumFOp>([&](Operation *) { // the number wins
+        bool max = isa<arith::MaxNumFOp>(op);
+        return floatBinary([&](auto a, auto b) { return std::isnan(a) ? b : std::isnan(b) ? a : max ? std::max(a, b) : std::min(a, b); });
       })
       .Case<arith::NegFOp, LLVM::FNegOp>([&](Operation *) {
         return lanewise([&](size_t i, Type lt) { return in(0)[i] ^ (1ull << (scalarBits(lt) - 1)); });
