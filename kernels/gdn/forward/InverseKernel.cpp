@@ -145,9 +145,12 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkInverse(const GdnForwardConfig &c) {
     // The gate and β columns of the block's heads into L2 before the first head's work: each head's
     // column loads (one element a line) would otherwise wait on DRAM after the previous head's work.
     std::optional<ChunkProducts> products;
-    if (c.inverseProductsOnce && heads > 1)
-      products = ChunkProducts{k->stash(k->gemm(kc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true})),
-                               k->stash(k->gemm(qc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true}))};
+    if (c.inverseProductsOnce && heads > 1) {
+      // Both gemms issued before either stash, so the second runs while the first is stored.
+      Tile kk = k->gemm(kc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
+      Tile qk = k->gemm(qc, kc, k->fill({C, C}, DType::f32, 0.0), {.b = true});
+      products = ChunkProducts{k->stash(kk), k->stash(qk)};
+    }
     if (c.prefetchGates && heads > 1) {
       k->prefetch(gcum, {t0, hvFirst}, {C, heads}, {eos, c.HV});
       k->prefetch(betaIn, {t0, hvFirst}, {C, heads}, {eos, c.HV});
