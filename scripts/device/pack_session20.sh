@@ -13,6 +13,7 @@ bash "$root/scripts/device/pack_gdn.sh" \
   h2hv4po "H=2,HV=4,K=128,V=128,BV=64,inverse_in_warps=1,inverse_products_once=1" \
   h16hv32f0 "H=16,HV=32,K=128,V=128,BV=128,precise=0,$F" \
   h16hv32f0w "H=16,HV=32,K=128,V=128,BV=128,precise=0,inverse_in_warps=1,$F" \
+  h16hv32f0wn "H=16,HV=32,K=128,V=128,BV=128,precise=0,inverse_in_warps=1,gate_ring=0,$F" \
   h16hv32f1 "H=16,HV=32,K=128,V=128,BV=128,precise=1,$F" \
   h2hv4f0 "H=2,HV=4,K=128,V=128,BV=128,precise=0,$F" \
   k256 "H=16,HV=32,K=256,V=256,BV=64,share_state_operand=0,stash_state=0" \

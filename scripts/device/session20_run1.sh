@@ -3,7 +3,7 @@
 # in order of what a decision needs first (each part saved as it ends, so a cut run still returns them):
 #  1. checks: K = 256's default (stash_state, share_state_operand: never yet on a GPU), inverse_in_warps
 #     (mma.sync merges), the fused forward with it, inverse_products_once; memcheck / racecheck / synccheck;
-#  2. the A/B at (16,32) 4x8192 and K = 256's forms at 1x32768;
+#  2. the A/B at (16,32) 4x8192 (f0wn: the fused forward without the gate/β ring, as before session 20) and K = 256's forms at 1x32768;
 #  3. issue 4's three shapes with the candidates beside flash-linear-attention.
 # Pack: scripts/device/pack_session20.sh. Carry devpkg and .whl.
 set -uo pipefail
@@ -34,7 +34,7 @@ san h2hv4iw synccheck --shape 4,256 --no-split
 san h2hv4po racecheck --shape 4,256 --no-split
 san h2hv4f0 racecheck --shape 4,256 --no-split
 save; stamp ab
-for c in h16hv32 h16hv32iw h16hv32po h16hv32p0 h16hv32f0 h16hv32f0w h16hv32f1; do
+for c in h16hv32 h16hv32iw h16hv32po h16hv32p0 h16hv32f0 h16hv32f0w h16hv32f0wn h16hv32f1; do
   g $c ab4x8192 --shape 4,8192 --bench --gate logsigmoid --no-split --timeout 40
 done
 for c in k256 k256ss; do g $c ab1x32768 --shape 1,32768 --bench --gate logsigmoid --timeout 60; done

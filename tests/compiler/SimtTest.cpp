@@ -540,13 +540,15 @@ TEST_CASE("warp-specialized gdn_chunk_forward (roles) runs on the SIMT simulator
   // Roles, one execution context a warpgroup: the producer's TMA loop runs ahead through the rings'
   // empty barriers while the consumers wait on the full ones. roles = 1 (loads, state, output; BV = 64)
   // and fuse_inverse = 1 (loads, aux — the chunk inverse, with and without inverse_in_warps — and two
-  // state warpgroups; BV = 128: the a and aqk inputs are unused, β is read instead).
-  const std::string settings = GENERATE(std::string("BV=64,roles=1"), std::string("BV=128,fuse_inverse=1"),
-                                        std::string("BV=128,fuse_inverse=1,inverse_in_warps=1"));
+  // state warpgroups; BV = 128: the a and aqk inputs are unused, β is read instead). With HV = 4 the
+  // gate and β columns come through the TMA ring (gate_ring: boxes of four heads' columns).
+  const std::string settings = GENERATE(std::string("HV=2,BV=64,roles=1"), std::string("HV=2,BV=128,fuse_inverse=1"),
+                                        std::string("HV=2,BV=128,fuse_inverse=1,inverse_in_warps=1"),
+                                        std::string("HV=4,BV=128,fuse_inverse=1,inverse_in_warps=1"));
   INFO(settings);
-  auto config = qla::gdn::parseGdnForwardConfig("H=1,HV=2,K=128,V=128,stages=2,initial_state=1,final_state=1," + settings);
+  auto config = qla::gdn::parseGdnForwardConfig("H=1,K=128,V=128,stages=2,initial_state=1,final_state=1," + settings);
   auto kernel = qla::gdn::buildGdnChunkForward(config);
-  const int64_t T = 150, HV = 2, K = 128, V = 128, C = 64;
+  const int64_t T = 150, HV = config.HV, K = 128, V = 128, C = 64;
   std::mt19937 gen(9);
   std::normal_distribution<double> normal;
   std::uniform_real_distribution<double> unit(0.05, 1.0);

@@ -107,14 +107,16 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
   // With gate_ring the chunk's gate column comes through the TMA ring with its other tiles: TMA needs rows
   // of 16 bytes, so the box is the columns of the head's group of four, read from shared memory (a global
   // load of the column, one element a line, put a DRAM round trip on each chunk's chain: run 92).
-  const bool gateRing = c.gateRing && c.stages > 1 && !c.roles && !c.fuseInverse && c.HV % 4 == 0;
+  const bool gateRing = c.gateRing && c.stages > 1 && !c.roles && c.HV % 4 == 0;
   Index hvGroup = hv / 4 * 4;
   Tile last = k->scan(0, (eos - bos + (C - 1)) / C, c.stages, state, {"v"}, [&](Index chunk, const Tile &Ht) {
     Index t0 = bos + chunk * C;
     Scalar valid = k->scalar(eos - t0); // tokens of this chunk inside the sequence
-    std::optional<Tile> gates;
+    std::optional<Tile> gates, betas;
     if (gateRing)
       gates = k->copy(gcum, {t0, hvGroup}, {C, 4});
+    if (gateRing && c.fuseInverse) // the aux's β column the same way
+      betas = k->copy(*betaIn, {t0, hvGroup}, {C, 4});
     // Loads into registers first, so their latency overlaps the copies (which wait once). With roles,
     // each computing role loads the gates itself.
     auto gateRow = [&] {
@@ -137,15 +139,18 @@ std::unique_ptr<dsl::Kernel> buildGdnChunkForward(const GdnForwardConfig &c) {
     if (c.prefetchGates && !c.roles && !c.fuseInverse && K <= 128)
       k->prefetch(gcum, {t0 + C, hv}, {C, 1}, {eos, c.HV});
     // The chunk's summed log-gate: how fast the state's past fades (declared for the context split).
-    Scalar gLast = k->scanDecay(gates ? k->readScalar(*gates, {k->min(eos - t0, C) - 1, hv - hvGroup})
-                                      : k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv}));
+    // With roles it is loaded (an L2 hit after the ring's copy, not needed until the update): the scan's
+    // decay is read in every role, and a scalar read from a ring slot cannot cross roles.
+    Scalar gLast = k->scanDecay(gates && !c.fuseInverse ? k->readScalar(*gates, {k->min(eos - t0, C) - 1, hv - hvGroup})
+                                                        : k->loadScalar(gcum, {k->min(t0 + (C - 1), eos - 1), hv}));
     Tile qc = keyTile(*k, q, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK, c.stages > 1);
     Tile kc = keyTile(*k, keys, {t0, h * K}, {C, K}, {eos, c.H * K}, c.l2normQK, c.stages > 1);
     Tile ag, p;
     if (c.fuseInverse) {
       k->inRole("aux", [&] {
-        Tile g = k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
-        Tile beta = k->load(*betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
+        // Past the sequence end the boxes hold the next sequence's rows: chunkMatrices masks those rows.
+        Tile g = gates ? k->read(*gates, {0, hv - hvGroup}, {C, 1}) : k->load(gcum, {t0, hv}, {C, 1}, {eos, c.HV});
+        Tile beta = betas ? k->read(*betas, {0, hv - hvGroup}, {C, 1}) : k->load(*betaIn, {t0, hv}, {C, 1}, {eos, c.HV});
         chunkMatrices(*k, c, qc, kc, g, beta, k->scalar(eos - t0), [&](const Tile &t) { p = k->share(t); },
                       [&](const Tile &t) { ag = k->share(t); });
       });

@@ -95,7 +95,8 @@ struct GdnForwardConfig {
   // the inverse streams 0.5 GB between gdn_cumsum and the forward, so gcum is no longer in L2). Off: run
   // 91 (H100, (16,32) 4x8192) measured the inverse +3 % and the wide forward +6 % with it.
   bool prefetchGates = false;
-  // gdn_chunk_forward where it pipelines its loads (stages >= 2; HV % 4 == 0, no roles or fuse_inverse):
+  // gdn_chunk_forward where it pipelines its loads (stages >= 2; HV % 4 == 0, no roles; with fuse_inverse
+  // the aux role reads its gate and β columns from the ring too):
   // the chunk's gate column through the TMA ring with the chunk's other tiles (a 64 x 4 box of gcum, the
   // head's group of four columns: TMA's rows are 16 bytes at least), read from shared memory, instead of
   // a global load of one element a line whose DRAM latency sits on the chunk's chain (run 92). Run 93

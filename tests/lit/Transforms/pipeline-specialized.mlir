@@ -270,3 +270,74 @@ func.func @relayed_shared_tile(%X: !qla.tensor<4096x64xbf16>, %O: !qla.tensor<40
   }
   return
 }
+
+// -----
+
+// A producer's slot that a consumer role reads with qla.read (plain shared-memory loads: a wgmma wait no
+// longer covers every read of it): every consumer's warps release the slots one by one, so empty[s]
+// counts the consumers' warps (a gemm role of one warpgroup and a reading role of two: 12); each warp
+// syncs, then its lane 0 arrives.
+// CHECK-LABEL: func.func @slot_read_by_a_role(
+// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create
+// CHECK-NEXT: %[[EMPTY:.*]] = nvgpu.mbarrier.create
+// CHECK: %[[TWELVE:.*]] = arith.constant 12 : index
+// CHECK-COUNT-2: nvgpu.mbarrier.init %[[EMPTY]][%{{.*}}], %[[TWELVE]]
+// CHECK: qla.role_region "mma" {
+// CHECK: arith.remui %{{.*}}, %c32 : index
+// CHECK: qla.gemm
+// CHECK: nvvm.bar.warp.sync
+// CHECK-NEXT: arith.andi
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[EMPTY]]
+// CHECK: qla.role_region "gates" {
+// CHECK: arith.remui %{{.*}}, %c32 : index
+// CHECK: qla.read
+// CHECK: nvvm.bar.warp.sync
+// CHECK-NEXT: arith.andi
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[EMPTY]]
+func.func @slot_read_by_a_role(%A: !qla.tensor<1024x640xbf16>, %G: !qla.tensor<1024x4xf32>, %O: !qla.tensor<1024x64xf32>)
+    attributes {qla.kernel, qla.block = array<i64: 512, 1, 1>,
+                qla.roles = [#qla.role<"loads", warpgroups = 1, registers = 40, producer = true>,
+                             #qla.role<"mma", warpgroups = 1, registers = 168>,
+                             #qla.role<"gates", warpgroups = 2, registers = 96>]} {
+  qla.role_region "loads" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c10 = arith.constant 10 : index
+    %c64 = arith.constant 64 : index
+    qla.for %c0 to %c10 step %c1 {
+    ^bb0(%k: index):
+      %k0 = arith.muli %k, %c64 : index
+      %a = qla.copy %A[%c0, %k0] {qla.role = "loads"} : !qla.tensor<1024x640xbf16> -> !qla.tile<64x64xbf16, smem>
+      qla.channel_put %a {channel = 0 : i64} : !qla.tile<64x64xbf16, smem>
+      %g = qla.copy %G[%k0, %c0] {qla.role = "loads"} : !qla.tensor<1024x4xf32> -> !qla.tile<64x4xf32, smem>
+      qla.channel_put %g {channel = 1 : i64} : !qla.tile<64x4xf32, smem>
+    } {stages = 2 : i64}
+  }
+  qla.role_region "mma" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c10 = arith.constant 10 : index
+    %z = qla.fill 0.0 : f32 {qla.role = "mma"} : !qla.tile<64x64xf32, frag>
+    %r = qla.for %c0 to %c10 step %c1 iter_args(%z : !qla.tile<64x64xf32, frag>) -> !qla.tile<64x64xf32, frag> {
+    ^bb0(%k: index, %acc: !qla.tile<64x64xf32, frag>):
+      %a = qla.channel_get {channel = 0 : i64} : !qla.tile<64x64xbf16, smem>
+      %x = qla.gemm %a, %a, %acc {qla.role = "mma", transpose_b} : !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xbf16, smem>, !qla.tile<64x64xf32, frag> -> !qla.tile<64x64xf32, frag>
+      qla.yield %x : !qla.tile<64x64xf32, frag>
+    } {stages = 2 : i64}
+  }
+  qla.role_region "gates" {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c10 = arith.constant 10 : index
+    qla.for %c0 to %c10 step %c1 {
+    ^bb0(%k: index):
+      %g = qla.channel_get {channel = 1 : i64} : !qla.tile<64x4xf32, smem>
+      %x = qla.read %g[%c0, %c3] {qla.role = "gates"} : !qla.tile<64x4xf32, smem> -> !qla.tile<64x1xf32, frag>
+      qla.store %x, %O[%c0, %c0] {qla.role = "gates"} : !qla.tile<64x1xf32, frag>, !qla.tensor<1024x64xf32>
+    } {stages = 2 : i64}
+  }
+  return
+}

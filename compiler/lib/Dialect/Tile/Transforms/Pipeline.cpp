@@ -571,8 +571,18 @@ LogicalResult specializeChannels(func::FuncOp kernel) {
           }))
         consumers.push_back(other);
     });
+    // Where a consumer reads a slot with plain loads (qla.read), every consumer's warps release the
+    // slots one by one (as the unspecialized pipeline does): a wgmma wait no longer covers all reads.
+    auto readsSlots = [&](ForOp consumer) {
+      return llvm::any_of(consumer.getBodyBlock()->getOps<ChannelGetOp>(), [&](ChannelGetOp get) {
+        return llvm::is_contained(channels, static_cast<int64_t>(get.getChannel())) &&
+               llvm::any_of(get->getUsers(), [](Operation *user) { return isa<ReadOp>(user); });
+      });
+    };
+    if (llvm::any_of(consumers, readsSlots))
+      p.releaseSpan = 32;
     for (ForOp consumer : consumers)
-      p.warpgroups += threadGroup(consumer).threads / 128;
+      p.warpgroups += threadGroup(consumer).threads / p.releaseSpan;
 
     Location loc = loop.getLoc();
     createRingsBeforeRoles(kernel, p, loc);
@@ -605,14 +615,9 @@ LogicalResult specializeChannels(func::FuncOp kernel) {
       OpBuilder cb(consumer);
       Value tid = threadIndex(cb, loc);
       p.wgLeader = cb.create<arith::CmpIOp>(
-          loc, arith::CmpIPredicate::eq, cb.create<arith::RemUIOp>(loc, tid, constIndex(cb, loc, 128)),
-          constIndex(cb, loc, 0));
+          loc, arith::CmpIPredicate::eq,
+          cb.create<arith::RemUIOp>(loc, tid, constIndex(cb, loc, p.releaseSpan)), constIndex(cb, loc, 0));
       SmallVector<std::pair<Value, Value>> fromSlot;
-      for (ChannelGetOp get : consumer.getBodyBlock()->getOps<ChannelGetOp>())
-        for (Operation *user : get->getUsers())
-          if (isa<ReadOp>(user))
-            return user->emitError() << "qla.read of a tile from another role is not supported yet (its warpgroup "
-                                        "releases the slot after its gemms, not after plain loads)";
       for (ChannelGetOp get : consumer.getBodyBlock()->getOps<ChannelGetOp>())
         if (Value ring = ringOf.lookup(get.getChannel()))
           fromSlot.push_back({get.getResult(), ring});
